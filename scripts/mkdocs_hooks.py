@@ -1,0 +1,124 @@
+"""MkDocs hook: data-driven tables and plots, notebooks, offline assets, per-language search.
+
+Loaded through `hooks:` in mkdocs.yml. Hooks run after the plugins listed in
+mkdocs.yml unless an event priority says otherwise; the priorities below are
+chosen against mkdocs-static-i18n, which runs its own events at -100.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import Files
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sitekit import ROOT  # noqa: E402
+from sitekit.data import DataError  # noqa: E402
+from sitekit import notebooks, render  # noqa: E402
+
+log = logging.getLogger("mkdocs.hooks.site")
+
+VENDORED = ["overrides/assets/vendor/katex/katex.min.js",
+            "overrides/assets/vendor/katex/katex.min.css",
+            "overrides/assets/vendor/mermaid/mermaid.esm.min.mjs",
+            "overrides/assets/vendor/katex/auto-render.min.js"]
+
+BUTTONS = {
+    "en": ("Download this page as a notebook", "View the notebook"),
+    "zh": ("下载本页的 Jupyter 笔记本", "在线查看笔记本"),
+}
+
+
+def on_config(config, **kwargs):
+    missing = [p for p in VENDORED if not (ROOT / p).is_file()]
+    if missing:
+        raise PluginError(f"vendored JavaScript missing: {', '.join(missing)}. "
+                          "Run `python scripts/vendor_js.py` (fetches pinned KaTeX and Mermaid "
+                          "from the npm registry) before building.")
+    _tame_jupyter_cache(config)
+    return config
+
+
+def _tame_jupyter_cache(config):
+    """mkdocs-jupyter deletes every cache entry not used by *this* build in on_post_build.
+    mkdocs-static-i18n runs one build per language, so each build deleted the other
+    language's entries and every build re-converted every notebook. Keep the entries
+    of all languages: the cache is keyed by the notebook's content anyway."""
+    plugin = config.plugins.get("mkdocs-jupyter")
+    if plugin is None or getattr(plugin, "_site_tamed", False):
+        return
+    original_pre_build = plugin.on_pre_build
+
+    def on_pre_build(config):
+        keep = getattr(plugin, "_used_cache_paths", set())
+        original_pre_build(config)
+        plugin._used_cache_paths |= keep
+
+    plugin.on_pre_build = on_pre_build
+    plugin.on_post_build = lambda config: None
+    plugin._site_tamed = True
+
+
+@event_priority(100)
+def on_pre_build(config, **kwargs):
+    try:
+        notebooks.generate_all()
+    except DataError as e:
+        raise PluginError(str(e)) from None
+
+
+@event_priority(-200)
+def on_files(files: Files, config, **kwargs):
+    """mkdocs-static-i18n rebuilds the file list after mkdocs-jupyter wrapped the notebooks,
+    which turns them back into static files (copied as raw JSON, never rendered).
+    Wrap them again, after i18n, with mkdocs-jupyter's own logic."""
+    plugin = config.plugins.get("mkdocs-jupyter")
+    if plugin is None:
+        return files
+    return plugin.on_files(files, config)
+
+
+def _lang(page) -> str:
+    src = page.file.src_uri
+    return "zh" if src.startswith("zh/") or getattr(page.file, "locale", None) == "zh" else "en"
+
+
+def on_page_markdown(markdown: str, page, config, files, **kwargs):
+    lang = _lang(page)
+    try:
+        markdown = render.render_page(markdown, lang, page.file.src_uri)
+    except DataError as e:
+        raise PluginError(str(e)) from None
+    if page.meta.get("notebook"):
+        slug = Path(page.file.src_uri).stem
+        dl, view = BUTTONS[lang]
+        buttons = (f'\n<div class="notebook-buttons" markdown>\n'
+                   f'<a class="md-button md-button--primary" href="../notebooks/{slug}/{slug}.ipynb" '
+                   f'download="{slug}.{lang}.ipynb">:material-download: {dl}</a>\n'
+                   f'[:material-notebook: {view}](notebooks/{slug}.ipynb){{ .md-button }}\n</div>\n')
+        markdown = re.sub(r"^(# .*)$", lambda m: m.group(1) + "\n" + buttons, markdown, count=1, flags=re.M)
+    return markdown
+
+
+@event_priority(-200)
+def on_post_build(config, **kwargs):
+    """Material's search index, as extended by mkdocs-static-i18n, merges all languages.
+    Keep in each language's index only that language's pages."""
+    site = Path(config.site_dir)
+    for index in site.rglob("search/search_index.json"):
+        rel = index.parent.parent.relative_to(site).as_posix()
+        lang = "en" if rel == "." else rel
+        data = json.loads(index.read_text(encoding="utf-8"))
+        keep = [d for d in data["docs"]
+                if (d["location"].startswith("zh/")) == (lang == "zh")]
+        if lang == "zh":
+            for d in keep:   # locations in zh/search/ are read relative to /zh/
+                d["location"] = d["location"][len("zh/"):]
+        data["docs"] = keep
+        index.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")

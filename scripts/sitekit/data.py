@@ -1,0 +1,216 @@
+"""Datasets: measured results under data/, each a JSON file with provenance.
+
+A dataset is written by one script, on one machine, in one run. Its shape:
+
+    {
+      "schema": 1,
+      "name": "foundation/ceilings",          # path under data/ without .json
+      "provenance": {...},                    # see collect_provenance()
+      "metrics": {                            # every measured quantity
+        "tbps": {"unit": "TB/s", "noise": 0.05, "better": "higher", "fmt": ".2f"}
+      },
+      "rows": [                               # one record per measured case
+        {"case": "copy", "bytes": 4294967296, "tbps": 4.27}
+      ]
+    }
+
+A row's keys that are not metrics are parameters: they identify the case, and
+`--check` matches rows between the committed and the new dataset by them.
+`noise` is the relative change of a metric beyond which `--check` reports drift.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import DATA, ROOT
+
+SCHEMA = 1
+PROVENANCE_KEYS = ("machine", "gpu", "driver", "cuda", "torch", "triton", "python", "date", "commit", "command")
+
+
+class DataError(ValueError):
+    """A dataset file is missing or does not have the shape the site expects."""
+
+
+def path_of(name: str) -> Path:
+    return DATA / f"{name}.json"
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+        return out + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("GIT_COMMIT", "unknown")
+
+
+def collect_provenance(argv: list[str] | None = None) -> dict:
+    """Describe the machine and software that produced a dataset."""
+    argv = list(sys.argv if argv is None else argv)
+    if "--out" in argv:  # where the file went is not part of how it was measured
+        i = argv.index("--out")
+        del argv[i:i + 2]
+    prov = {
+        # MEASURED_ON names the machine in words (e.g. "lent H200 (device tool)")
+        "machine": os.environ.get("MEASURED_ON", f"{platform.machine()}, {os.cpu_count()} CPUs"),
+        "gpu": None, "driver": None, "cuda": None,
+        "torch": None, "triton": None,
+        "python": platform.python_version(),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+        "commit": _git_commit(),
+        "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(argv[0], ROOT), *argv[1:]]),
+    }
+    try:
+        import torch
+        prov["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            prov["gpu"] = torch.cuda.get_device_name()
+            prov["cuda"] = torch.version.cuda
+    except ImportError:
+        pass
+    try:
+        import triton
+        prov["triton"] = triton.__version__
+    except ImportError:
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        if out.returncode == 0:
+            prov["driver"] = out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        pass
+    return prov
+
+
+def validate(obj: object, where: str) -> dict:
+    """Check a dataset's shape; raise DataError naming the file and the problem."""
+    def fail(msg: str):
+        raise DataError(f"{where}: {msg}")
+
+    if not isinstance(obj, dict):
+        fail("top level must be a JSON object")
+    if obj.get("schema") != SCHEMA:
+        fail(f"'schema' must be {SCHEMA}, found {obj.get('schema')!r}")
+    for key in ("name", "provenance", "metrics", "rows"):
+        if key not in obj:
+            fail(f"missing key '{key}'")
+    prov = obj["provenance"]
+    if not isinstance(prov, dict):
+        fail("'provenance' must be an object")
+    for key in PROVENANCE_KEYS:
+        if key not in prov:
+            fail(f"provenance lacks '{key}'")
+    metrics = obj["metrics"]
+    if not isinstance(metrics, dict) or not metrics:
+        fail("'metrics' must be a non-empty object")
+    for m, meta in metrics.items():
+        if not isinstance(meta, dict) or "unit" not in meta or "noise" not in meta:
+            fail(f"metric '{m}' needs 'unit' and 'noise'")
+        if not (isinstance(meta["noise"], (int, float)) and meta["noise"] >= 0):
+            fail(f"metric '{m}': 'noise' must be a non-negative number")
+    rows = obj["rows"]
+    if not isinstance(rows, list) or not rows:
+        fail("'rows' must be a non-empty list")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            fail(f"row {i} is not an object")
+        present = [m for m in metrics if m in row]
+        if not present:
+            fail(f"row {i} has none of the metrics {sorted(metrics)}")
+        for m in present:
+            v = row[m]
+            if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v)):
+                fail(f"row {i}: metric '{m}' is {v!r}, expected a finite number or null")
+    return obj
+
+
+_cache: dict[str, tuple[float, dict]] = {}
+
+
+def load(name: str) -> dict:
+    """Load and validate data/<name>.json (cached by modification time)."""
+    p = path_of(name)
+    if not p.is_file():
+        raise DataError(f"{p.relative_to(ROOT)}: dataset file not found "
+                        f"(produce it with the script named in scripts/registry.py)")
+    mtime = p.stat().st_mtime
+    hit = _cache.get(name)
+    if hit and hit[0] == mtime:
+        return hit[1]
+    try:
+        obj = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(f"{p.relative_to(ROOT)}: not valid JSON ({e})") from None
+    validate(obj, str(p.relative_to(ROOT)))
+    if obj["name"] != name:
+        raise DataError(f"{p.relative_to(ROOT)}: 'name' is {obj['name']!r}, expected {name!r}")
+    _cache[name] = (mtime, obj)
+    return obj
+
+
+def params_of(row: dict, metrics: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in metrics}
+
+
+def write(dataset: dict, out: Path | str | None = None) -> Path:
+    """Validate, then write atomically: a failed run never leaves a half file."""
+    out = Path(out) if out else path_of(dataset["name"])
+    validate(dataset, str(out))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(dataset, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return out
+
+
+def new(name: str, metrics: dict, rows: list[dict], argv: list[str] | None = None, **extra) -> dict:
+    ds = {"schema": SCHEMA, "name": name, "provenance": collect_provenance(argv),
+          "metrics": metrics, "rows": rows}
+    ds.update(extra)
+    return ds
+
+
+def compare(old: dict, new_: dict) -> list[str]:
+    """Figures of `new_` that moved beyond their metric's noise threshold against `old`."""
+    problems = []
+    metrics = old["metrics"]
+    index = {json.dumps(params_of(r, metrics), sort_keys=True): r for r in old["rows"]}
+    for row in new_["rows"]:
+        key = json.dumps(params_of(row, new_["metrics"]), sort_keys=True)
+        ref = index.get(key)
+        if ref is None:
+            problems.append(f"{new_['name']}: new case {key} not in committed data")
+            continue
+        for m, meta in metrics.items():
+            a, b = ref.get(m), row.get(m)
+            if a is None or b is None or meta.get("check") is False:
+                continue
+            rel = abs(b - a) / max(abs(a), 1e-30)
+            if rel > meta["noise"]:
+                problems.append(f"{new_['name']}: {key} {m}: {a:g} -> {b:g} {meta['unit']} "
+                                f"({rel:+.1%} > noise {meta['noise']:.0%})")
+    seen = {json.dumps(params_of(r, new_["metrics"]), sort_keys=True) for r in new_["rows"]}
+    for key in index:
+        if key not in seen:
+            problems.append(f"{old['name']}: case {key} missing from the new measurement")
+    return problems

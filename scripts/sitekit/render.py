@@ -1,0 +1,286 @@
+"""Render datasets into a page: tables, SVG plots, inline values, provenance.
+
+Pages hold one-line markers that the MkDocs hook replaces at build time:
+
+    {{ table("foundation/ceilings", cols=["case", "tbps"], where={"kind": "memory"}) }}
+    {{ plot("triton/vector_add", x="n", y="gbps", series="impl", logx=2) }}
+    {{ value("foundation/ceilings", "tbps", case="copy") }}
+    {{ provenance("foundation/ceilings") }}
+
+Arguments are Python literals. Labels for column names and categorical values
+come from data/labels.yml in the page's language; a missing label falls back to
+the raw key, and a missing dataset, column or row fails the build.
+"""
+from __future__ import annotations
+
+import ast
+import html
+import math
+import re
+from functools import lru_cache
+
+import yaml
+
+from . import DATA
+from .data import DataError, load, params_of
+
+MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance)\(.*?\))\s*\}\}")
+
+PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
+
+
+@lru_cache(maxsize=1)
+def _labels_cached(mtime: float) -> dict:
+    return yaml.safe_load((DATA / "labels.yml").read_text(encoding="utf-8")) or {}
+
+
+def labels() -> dict:
+    p = DATA / "labels.yml"
+    return _labels_cached(p.stat().st_mtime) if p.exists() else {}
+
+
+def label(key, lang: str) -> str:
+    entry = labels().get(key) if isinstance(key, str) else None
+    if isinstance(entry, dict):
+        return entry.get(lang) or entry.get("en") or str(key)
+    return str(key)
+
+
+TEXT = {
+    "measured_on": {"en": "Measured on", "zh": "测量环境："},
+    "cpu": {"en": "CPU", "zh": "CPU"},
+    "driver": {"en": "driver", "zh": "驱动"},
+    "commit": {"en": "commit", "zh": "提交"},
+    "data": {"en": "data", "zh": "数据"},
+    "yes": {"en": "met", "zh": "达标"},
+    "no": {"en": "not met", "zh": "未达标"},
+}
+
+
+def _t(key: str, lang: str) -> str:
+    return TEXT[key][lang]
+
+
+def fmt_value(ds: dict, col: str, v, lang: str) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return ("✅ " if v else "❌ ") + _t("yes" if v else "no", lang)
+    meta = ds["metrics"].get(col) or ds.get("params", {}).get(col) or {}
+    fmt = meta.get("fmt")
+    if isinstance(v, (int, float)):
+        if fmt == "pow2" and isinstance(v, int) and v > 0 and v & (v - 1) == 0:
+            return f"2<sup>{v.bit_length() - 1}</sup>"
+        if fmt and fmt != "pow2":
+            return format(v, fmt)
+        if isinstance(v, int):
+            return f"{v:,}"
+        return f"{v:.3g}"
+    return html.escape(label(v, lang))
+
+
+def column_title(ds: dict, col: str, lang: str) -> str:
+    title = label(col, lang)
+    unit = ds["metrics"].get(col, {}).get("unit")
+    if unit and unit not in title and title == col:
+        title = f"{col} ({unit})"
+    return title
+
+
+def select(ds: dict, where: dict | None) -> list[dict]:
+    rows = ds["rows"]
+    if where:
+        rows = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+    if not rows:
+        raise DataError(f"data/{ds['name']}.json: no row matches {where}")
+    return rows
+
+
+def provenance_line(ds: dict, lang: str) -> str:
+    p = ds["provenance"]
+    hw = p.get("gpu") or f"{_t('cpu', lang)} ({p.get('machine')})"
+    parts = [f"{_t('measured_on', lang)} {html.escape(hw)}"]
+    if p.get("driver"):
+        parts.append(f"{_t('driver', lang)} {p['driver']}")
+    if p.get("cuda"):
+        parts.append(f"CUDA {p['cuda']}")
+    for k, name in (("torch", "torch"), ("triton", "Triton"), ("python", "Python")):
+        if p.get(k):
+            parts.append(f"{name} {p[k]}")
+    parts.append(p["date"])
+    parts.append(f"{_t('commit', lang)} <code>{html.escape(p['commit'])}</code>")
+    parts.append(f"<code>{html.escape(p['command'])}</code>")
+    parts.append(f"{_t('data', lang)}: <code>data/{ds['name']}.json</code>")
+    return '<p class="provenance">' + " · ".join(parts) + "</p>"
+
+
+def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, sort: str | None = None) -> str:
+    ds = load(name)
+    rows = select(ds, where)
+    for c in cols:
+        if not any(c in r for r in rows):
+            raise DataError(f"data/{name}.json: column '{c}' not in the selected rows")
+    if sort:
+        rows = sorted(rows, key=lambda r: (r.get(sort) is None, r.get(sort)))
+    head = "| " + " | ".join(column_title(ds, c, lang) for c in cols) + " |"
+    align = "| " + " | ".join("---:" if c in ds["metrics"] or all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows) else "---" for c in cols) + " |"
+    body = ["| " + " | ".join(fmt_value(ds, c, r.get(c), lang) for c in cols) + " |" for r in rows]
+    return "\n".join([head, align, *body, "", provenance_line(ds, lang)])
+
+
+def value(name: str, metric: str, *, lang: str, **where) -> str:
+    ds = load(name)
+    rows = select(ds, where)
+    if len(rows) != 1:
+        raise DataError(f"data/{name}.json: value() needs exactly one row, {len(rows)} match {where}")
+    if metric not in rows[0]:
+        raise DataError(f"data/{name}.json: row {where} has no '{metric}'")
+    return fmt_value(ds, metric, rows[0][metric], lang)
+
+
+def provenance(name: str, *, lang: str) -> str:
+    return provenance_line(load(name), lang)
+
+
+# ----------------------------------------------------------------------------- SVG plots
+
+def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        hi = lo + 1
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=raw)
+    start = math.floor(lo / step) * step
+    ticks, t = [], start
+    while t <= hi + 1e-9 * step:
+        if t >= lo - 1e-9 * step:
+            ticks.append(round(t, 10))
+        t += step
+    return ticks
+
+
+def _tick_label(v: float, log_base: int | None) -> str:
+    if log_base == 2:
+        return f"2<tspan dy='-6' font-size='9'>{int(round(math.log2(v)))}</tspan>"
+    if abs(v) >= 1e4 or (0 < abs(v) < 1e-2):
+        return f"{v:.0e}"
+    return f"{v:g}"
+
+
+def plot(name: str, x: str, y: str, series: str | None = None, where: dict | None = None, *,
+         lang: str, logx: int | None = None, logy: int | None = None, kind: str = "line",
+         ylabel: str | None = None, xlabel: str | None = None, hline: float | None = None,
+         hline_label: str | None = None) -> str:
+    """A line plot (x numeric) or grouped bars (x categorical), as inline SVG using currentColor."""
+    ds = load(name)
+    rows = [r for r in select(ds, where) if r.get(y) is not None and x in r]
+    if not rows:
+        raise DataError(f"data/{name}.json: no rows with both '{x}' and '{y}'")
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(r.get(series) if series else y, []).append(r)
+    W, H, L, R, T, B = 680, 360, 64, 150, 16, 48
+    pw, ph = W - L - R, H - T - B
+    ys = [r[y] for r in rows] + ([hline] if hline is not None else [])
+    if logy:
+        ylo, yhi = min(ys) / 1.3, max(ys) * 1.3
+        fy = lambda v: T + ph - (math.log(v) - math.log(ylo)) / (math.log(yhi) - math.log(ylo)) * ph
+        yticks = [logy ** k for k in range(math.ceil(math.log(ylo, logy)), math.floor(math.log(yhi, logy)) + 1)]
+    else:
+        ylo, yhi = 0.0, max(ys) * 1.08
+        fy = lambda v: T + ph - (v - ylo) / (yhi - ylo) * ph
+        yticks = _nice_ticks(ylo, yhi)
+    out = [f'<svg class="data-plot" viewBox="0 0 {W} {H}" role="img" xmlns="http://www.w3.org/2000/svg" '
+           f'font-family="inherit" font-size="12" fill="currentColor">']
+    ytitle = ylabel or column_title(ds, y, lang)
+    out.append(f'<title>{html.escape(ytitle)}</title>')
+    for t in yticks:
+        yy = fy(t)
+        out.append(f'<line x1="{L}" x2="{L + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="currentColor" stroke-opacity=".15"/>')
+        out.append(f'<text x="{L - 6}" y="{yy + 4:.1f}" text-anchor="end">{_tick_label(t, logy if logy == 2 else None)}</text>')
+    numeric_x = kind == "line"
+    if numeric_x:
+        xs = sorted({r[x] for r in rows})
+        if logx:
+            xlo, xhi = math.log(min(xs)), math.log(max(xs))
+            fx = lambda v: L + (math.log(v) - xlo) / max(xhi - xlo, 1e-9) * pw
+            xticks = [v for v in xs] if len(xs) <= 14 else xs[::max(1, len(xs) // 10)]
+        else:
+            xlo, xhi = min(xs), max(xs)
+            fx = lambda v: L + (v - xlo) / max(xhi - xlo, 1e-9) * pw
+            xticks = _nice_ticks(xlo, xhi)
+        for t in xticks:
+            out.append(f'<text x="{fx(t):.1f}" y="{T + ph + 18}" text-anchor="middle">{_tick_label(t, logx if logx == 2 else None)}</text>')
+    else:
+        cats = list(dict.fromkeys(r[x] for r in rows))
+        ng = len(groups)
+        slot = pw / len(cats)
+        bw = slot * 0.8 / ng
+        for i, c in enumerate(cats):
+            out.append(f'<text x="{L + slot * (i + .5):.1f}" y="{T + ph + 18}" text-anchor="middle">{fmt_value(ds, x, c, lang)}</text>')
+    out.append(f'<line x1="{L}" x2="{L + pw}" y1="{T + ph}" y2="{T + ph}" stroke="currentColor" stroke-opacity=".6"/>')
+    out.append(f'<line x1="{L}" x2="{L}" y1="{T}" y2="{T + ph}" stroke="currentColor" stroke-opacity=".6"/>')
+    if hline is not None:
+        yy = fy(hline)
+        out.append(f'<line x1="{L}" x2="{L + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="currentColor" stroke-dasharray="6 4"/>')
+        if hline_label:
+            out.append(f'<text x="{L + pw - 4}" y="{yy - 5:.1f}" text-anchor="end">{html.escape(label(hline_label, lang))}</text>')
+    for gi, (g, grs) in enumerate(groups.items()):
+        color = PALETTE[gi % len(PALETTE)]
+        if numeric_x:
+            pts = sorted((r[x], r[y]) for r in grs)
+            path = " ".join(f"{'M' if i == 0 else 'L'}{fx(a):.1f},{fy(b):.1f}" for i, (a, b) in enumerate(pts))
+            out.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
+            for a, b in pts:
+                out.append(f'<circle cx="{fx(a):.1f}" cy="{fy(b):.1f}" r="3" fill="{color}"><title>{fmt_value(ds, series, g, lang) if series else ""} {x}={a}: {b:.4g}</title></circle>')
+        else:
+            for r in grs:
+                i = cats.index(r[x])
+                x0 = L + slot * i + slot * 0.1 + gi * bw
+                y0 = fy(r[y])
+                out.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{bw:.1f}" height="{T + ph - y0:.1f}" fill="{color}"><title>{r[y]:.4g}</title></rect>')
+        ly = T + 14 + gi * 18
+        out.append(f'<rect x="{L + pw + 12}" y="{ly - 9}" width="12" height="12" fill="{color}"/>')
+        gname = fmt_value(ds, series, g, lang) if series else column_title(ds, y, lang)
+        out.append(f'<text x="{L + pw + 30}" y="{ly + 1}">{gname}</text>')
+    out.append(f'<text x="{L + pw / 2:.1f}" y="{H - 8}" text-anchor="middle">{html.escape(xlabel or column_title(ds, x, lang))}</text>')
+    out.append(f'<text transform="translate(14,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle">{html.escape(ytitle)}</text>')
+    out.append("</svg>")
+    return '<figure class="data-figure">' + "".join(out) + "<figcaption>" + provenance_line(ds, lang) + "</figcaption></figure>"
+
+
+FUNCS = {"table": table, "plot": plot, "value": value, "provenance": provenance}
+
+
+def _literal(node):
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise DataError(f"marker arguments must be Python literals: {ast.unparse(node)}") from None
+
+
+def render_marker(call_src: str, lang: str) -> str:
+    tree = ast.parse(call_src, mode="eval").body
+    if not isinstance(tree, ast.Call) or not isinstance(tree.func, ast.Name) or tree.func.id not in FUNCS:
+        raise DataError(f"unknown data marker: {call_src}")
+    args = [_literal(a) for a in tree.args]
+    kwargs = {k.arg: _literal(k.value) for k in tree.keywords}
+    return FUNCS[tree.func.id](*args, lang=lang, **kwargs)
+
+
+def datasets_in(markdown: str) -> list[str]:
+    """The dataset names a page's markers use, in order (for the parity test)."""
+    names = []
+    for m in MARKER.finditer(markdown):
+        tree = ast.parse(m.group("call"), mode="eval").body
+        names.append(ast.literal_eval(tree.args[0]))
+    return names
+
+
+def render_page(markdown: str, lang: str, page_path: str) -> str:
+    def sub(m):
+        try:
+            return render_marker(m.group("call"), lang)
+        except (DataError, TypeError, SyntaxError) as e:
+            raise DataError(f"{page_path}: {m.group(0)}: {e}") from None
+    return MARKER.sub(sub, markdown)
