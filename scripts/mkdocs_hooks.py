@@ -81,7 +81,42 @@ def on_files(files: Files, config, **kwargs):
     plugin = config.plugins.get("mkdocs-jupyter")
     if plugin is None:
         return files
-    return plugin.on_files(files, config)
+    from mkdocs_jupyter.plugin import NotebookFile
+    # Replace in place: i18n's Files subclass maps nav paths to language folders.
+    for f in list(files):
+        if not isinstance(f, NotebookFile) and plugin.should_include(f):
+            files.remove(f)
+            files.append(NotebookFile(f, **config))
+    return files
+
+
+@event_priority(-200)
+def on_nav(nav, config, files, **kwargs):
+    """Reading order from sitekit.articles; notebook pages stay out of the menu."""
+    from mkdocs.structure.pages import Page
+    from sitekit.articles import ORDER
+
+    def rank(item):
+        if isinstance(item, Page):
+            stem = Path(item.file.src_uri).stem
+            return ORDER.index(stem) if stem in ORDER else len(ORDER)
+        return len(ORDER) + 1
+
+    items = [i for i in nav.items
+             if not (isinstance(i, Page) and "/notebooks/" in "/" + i.file.src_uri)
+             and not (getattr(i, "title", "") or "").lower() == "notebooks"]
+    unknown = [i.file.src_uri for i in items if isinstance(i, Page) and rank(i) == len(ORDER)]
+    if unknown:
+        raise PluginError(f"pages not listed in scripts/sitekit/articles.py: {unknown}")
+    nav.items = sorted(items, key=rank)
+    pages = [i for i in nav.items if isinstance(i, Page)]
+    for a, b in zip(pages, pages[1:]):
+        a.next_page, b.previous_page = b, a
+    if pages:
+        pages[0].previous_page = None
+        pages[-1].next_page = None
+    nav.pages = pages + [p for p in nav.pages if p not in pages]
+    return nav
 
 
 def _lang(page) -> str:
@@ -106,19 +141,38 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs):
     return markdown
 
 
+CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
+
+
+def on_post_page(output: str, page, config, **kwargs):
+    """Point Chinese pages at the Chinese search index (site/zh/search/), see on_post_build."""
+    if _lang(page) != "zh":
+        return output
+
+    def sub(m):
+        cfg = json.loads(m.group(2))
+        cfg["base"] = cfg["base"].rstrip("/") + "/zh" if cfg["base"] not in ("", ".") else "zh"
+        return m.group(1) + json.dumps(cfg, ensure_ascii=False) + m.group(3)
+    return CONFIG_SCRIPT.sub(sub, output, count=1)
+
+
 @event_priority(-200)
 def on_post_build(config, **kwargs):
-    """Material's search index, as extended by mkdocs-static-i18n, merges all languages.
-    Keep in each language's index only that language's pages."""
-    site = Path(config.site_dir)
-    for index in site.rglob("search/search_index.json"):
-        rel = index.parent.parent.relative_to(site).as_posix()
-        lang = "en" if rel == "." else rel
-        data = json.loads(index.read_text(encoding="utf-8"))
-        keep = [d for d in data["docs"]
-                if (d["location"].startswith("zh/")) == (lang == "zh")]
-        if lang == "zh":
-            for d in keep:   # locations in zh/search/ are read relative to /zh/
-                d["location"] = d["location"][len("zh/"):]
-        data["docs"] = keep
-        index.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
+    """mkdocs-static-i18n stacks every language's entries into one index at site/search/.
+    Split it: English entries stay there, Chinese entries go to site/zh/search/ with
+    locations relative to /zh/, which is where Chinese pages now look (on_post_page)."""
+    root = Path(config.site_dir)
+    index = root / "search" / "search_index.json"
+    if not index.exists():
+        return
+    data = json.loads(index.read_text(encoding="utf-8"))
+    zh = [d for d in data["docs"] if d["location"].startswith("zh/")]
+    if not zh:
+        return
+    en = [d for d in data["docs"] if not d["location"].startswith("zh/")]
+    for d in zh:
+        d["location"] = d["location"][len("zh/"):]
+    for path, docs in ((index, en), (root / "zh" / "search" / "search_index.json", zh)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**data, "docs": docs}, separators=(",", ":"), ensure_ascii=False),
+                        encoding="utf-8")

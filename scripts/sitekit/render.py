@@ -24,19 +24,26 @@ import yaml
 from . import DATA
 from .data import DataError, load, params_of
 
-MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance)\(.*?\))\s*\}\}")
+MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards)\(.*?\))\s*\}\}")
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
 
 
-@lru_cache(maxsize=1)
-def _labels_cached(mtime: float) -> dict:
-    return yaml.safe_load((DATA / "labels.yml").read_text(encoding="utf-8")) or {}
+@lru_cache(maxsize=4)
+def _labels_cached(stamp: tuple) -> dict:
+    merged: dict = {}
+    for path, _ in stamp:
+        for k, v in (yaml.safe_load(open(path, encoding="utf-8")) or {}).items():
+            if k in merged and merged[k] != v:
+                raise DataError(f"{path}: label '{k}' already defined differently in another labels.yml")
+            merged[k] = v
+    return merged
 
 
 def labels() -> dict:
-    p = DATA / "labels.yml"
-    return _labels_cached(p.stat().st_mtime) if p.exists() else {}
+    """data/labels.yml plus every data/<topic>/labels.yml (one per article, to keep edits apart)."""
+    files = [DATA / "labels.yml", *sorted(DATA.glob("*/labels.yml"))]
+    return _labels_cached(tuple((str(p), p.stat().st_mtime) for p in files if p.exists()))
 
 
 def label(key, lang: str) -> str:
@@ -249,7 +256,12 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
     return '<figure class="data-figure">' + "".join(out) + "<figcaption>" + provenance_line(ds, lang) + "</figcaption></figure>"
 
 
-FUNCS = {"table": table, "plot": plot, "value": value, "provenance": provenance}
+def article_cards(*, lang: str) -> str:
+    from .articles import cards
+    return cards(lang)
+
+
+FUNCS = {"table": table, "plot": plot, "value": value, "provenance": provenance, "article_cards": article_cards}
 
 
 def _literal(node):
@@ -273,7 +285,8 @@ def datasets_in(markdown: str) -> list[str]:
     names = []
     for m in MARKER.finditer(markdown):
         tree = ast.parse(m.group("call"), mode="eval").body
-        names.append(ast.literal_eval(tree.args[0]))
+        if tree.args:
+            names.append(ast.literal_eval(tree.args[0]))
     return names
 
 

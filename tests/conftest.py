@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import blockstats  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu_block: a code block that needs a CUDA GPU (selected by scripts/gpu_ci.py)")
+    config.addinivalue_line("markers", "browser: drives headless Chromium against the built site")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not blockstats.RESULTS:
+        return
+    tr = terminalreporter
+    c = Counter(r["outcome"] for r in blockstats.RESULTS)
+    tr.section("code blocks")
+    tr.write_line(f"blocks seen: {len(blockstats.RESULTS)} (both languages)")
+    tr.write_line(f"  run and passed: {c['passed']} "
+                  f"(of which {sum(1 for r in blockstats.RESULTS if r.get('reused'))} identical to a block already run, result reused)")
+    tr.write_line(f"  failed: {c['failed']}")
+    for outcome in ("skipped", "display"):
+        reasons = Counter(r["reason"] for r in blockstats.RESULTS if r["outcome"] == outcome)
+        title = "skipped (missing requirement)" if outcome == "skipped" else "not executed here (display-only or checked elsewhere)"
+        tr.write_line(f"  {title}: {sum(reasons.values())}")
+        for reason, n in reasons.most_common():
+            tr.write_line(f"    {n:4d}  {reason}")

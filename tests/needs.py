@@ -1,0 +1,62 @@
+"""What a code block may need, and how the tests find out whether this machine has it.
+
+A block declares needs with a comment before it: `<!--pytest.mark.needs("nvcc")-->`
+(or `<!--pytest.mark.gpu-->`, short for needs("gpu")). A missing need skips the
+block with a reason that names it. Add a checker here when a page needs a new tool.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda() -> bool:
+    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() == "True"
+
+
+def _tool(name: str):
+    return lambda: shutil.which(name) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _network() -> bool:
+    if os.environ.get("SITE_TESTS_OFFLINE"):
+        return False
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=3).close()
+        return True
+    except OSError:
+        return False
+
+
+# need -> (checker, what to tell the reader when it is missing)
+CHECKS = {
+    "gpu": (_cuda, "a CUDA GPU (torch.cuda.is_available() is False)"),
+    "nvcc": (_tool("nvcc"), "nvcc on PATH (pip install -r requirements-cuda.txt, see the CUDA pipeline page)"),
+    "mlir-opt": (_tool("mlir-opt"), "mlir-opt on PATH"),
+    "mpirun": (_tool("mpirun"), "an MPI launcher (mpirun) on PATH"),
+    "network": (_network, "network access"),
+}
+
+
+def missing(needs) -> list[str]:
+    """Human-readable reasons for each need this machine lacks."""
+    out = []
+    for n in needs:
+        if n not in CHECKS:
+            raise ValueError(f"unknown need {n!r}; known: {sorted(CHECKS)} (add it to tests/needs.py)")
+        check, what = CHECKS[n]
+        if not check():
+            out.append(what)
+    return out
+
+
+def has_gpu() -> bool:
+    return _cuda()

@@ -1,0 +1,134 @@
+"""Run every code block of every page, in both languages, as the reader sees it.
+
+Blocks come from sitekit.pages.blocks(): includes expanded by pymdownx.snippets'
+own preprocessor, blocks cut out by pytest-codeblocks' parser. Each runnable block
+is written to a file and run in a subprocess (`@triton.jit` needs real source
+files). Without a CUDA GPU, Triton blocks run through the interpreter
+(TRITON_INTERPRET=1); blocks marked `gpu` are skipped with that reason.
+
+Marks, as HTML comments before a block (pytest-codeblocks syntax):
+  <!--pytest.mark.gpu-->                     needs a CUDA GPU
+  <!--pytest.mark.needs("nvcc", "mpirun")--> needs tools (tests/needs.py)
+  <!--pytest.mark.display("why")-->          shown, not run here (the reason is counted)
+  <!--pytest.mark.checked_by("tests/x.py")--> run or compiled by that test file
+  <!--pytest.mark.tolerance(0.05)-->         relative tolerance for numbers in expected output
+  <!--pytest.mark.timeout(600)-->            seconds (default 300)
+  <!--pytest-codeblocks:cont-->              continues the previous block (one program)
+  <!--pytest-codeblocks:expected-output-->   the next block is the previous block's stdout
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import blockstats
+import needs
+from sitekit import ROOT
+from sitekit.pages import all_blocks
+
+RUNNABLE = {"python", "py", "bash", "sh"}
+# Languages that are not programs: a diagram is rendered (and checked) by the browser test.
+NOT_PROGRAMS = {"mermaid": "Mermaid diagram (rendered and checked by tests/test_browser.py)"}
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+BLOCKS = all_blocks()
+_results: dict[str, tuple[str, str]] = {}
+
+
+def _param(b):
+    marks = [pytest.mark.gpu_block] if ("gpu" in b.marks or "gpu" in b.marks.get("needs", ())) else []
+    return pytest.param(b, id=b.id, marks=marks)
+
+
+def _compare(expected: str, got: str, tol: float | None) -> str | None:
+    e, g = expected.split(), got.split()
+    if tol is None:
+        return None if e == g else f"output differs:\n--- expected\n{expected}\n--- got\n{got}"
+    if len(e) != len(g):
+        return f"output has {len(g)} words, expected {len(e)}:\n--- expected\n{expected}\n--- got\n{got}"
+    for a, b in zip(e, g):
+        na, nb = NUMBER.fullmatch(a.strip(",;:()")), NUMBER.fullmatch(b.strip(",;:()"))
+        if na and nb:
+            x, y = float(na.group()), float(nb.group())
+            if abs(x - y) > tol * max(abs(x), abs(y), 1e-12):
+                return f"{a} vs {b} beyond relative tolerance {tol}"
+        elif a != b:
+            return f"word {a!r} vs {b!r}:\n--- expected\n{expected}\n--- got\n{got}"
+    return None
+
+
+def _run(b, env) -> tuple[str, str]:
+    timeout = b.marks.get("timeout", (300,))[0]
+    with tempfile.TemporaryDirectory() as t:
+        if b.lang in ("python", "py"):
+            f = Path(t) / "block.py"
+            cmd = [sys.executable, str(f)]
+        else:
+            f = Path(t) / "block.sh"
+            cmd = ["bash", "-euo", "pipefail", str(f)]
+        f.write_text(b.code, encoding="utf-8")
+        try:
+            p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "failed", f"timed out after {timeout} s"
+    if p.returncode != 0:
+        return "failed", f"exit code {p.returncode}\n--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-6000:]}"
+    if b.expected_output is not None:
+        tol = b.marks.get("tolerance", (None,))[0]
+        problem = _compare(b.expected_output, p.stdout, tol)
+        if problem:
+            return "failed", problem
+    return "passed", ""
+
+
+@pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
+def test_block(block):
+    rec = {"id": block.id, "outcome": None, "reason": ""}
+    blockstats.RESULTS.append(rec)
+    lang = block.lang
+    if "display" in block.marks or "checked_by" in block.marks:
+        if "checked_by" in block.marks:
+            target = block.marks["checked_by"][0]
+            assert (ROOT / target.split("::")[0]).is_file(), f"checked_by names a missing file: {target}"
+            reason = f"checked by {target}"
+        else:
+            reason = f"display-only: {block.marks['display'][0]}" if block.marks["display"] else ""
+            assert reason, f"{block.id}: display() needs a reason"
+        rec.update(outcome="display", reason=reason)
+        pytest.skip(reason)
+    if lang in NOT_PROGRAMS:
+        rec.update(outcome="display", reason=NOT_PROGRAMS[lang])
+        pytest.skip(NOT_PROGRAMS[lang])
+    if lang not in RUNNABLE:
+        rec.update(outcome="failed", reason=f"unhandled language {lang!r}")
+        pytest.fail(f"{block.id}: a {lang or 'plain'} block is neither run nor marked: add "
+                    f'<!--pytest.mark.display("why")--> or <!--pytest.mark.checked_by("tests/...")-->')
+
+    wanted = list(block.marks.get("needs", ())) + (["gpu"] if "gpu" in block.marks else [])
+    lacking = needs.missing(wanted)
+    if lacking:
+        reason = "needs " + ", ".join(lacking)
+        rec.update(outcome="skipped", reason=reason)
+        pytest.skip(reason)
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if not needs.has_gpu():
+        env["TRITON_INTERPRET"] = "1"   # Triton kernels run on the CPU through the interpreter
+    key = hashlib.sha256(repr((lang, block.code, sorted(block.marks.items()), block.expected_output,
+                               env.get("TRITON_INTERPRET"))).encode()).hexdigest()
+    if key in _results:
+        outcome, detail = _results[key]
+        rec["reused"] = True
+    else:
+        outcome, detail = _results[key] = _run(block, env)
+    rec["outcome"] = outcome
+    if outcome == "failed":
+        rec["reason"] = detail.splitlines()[0] if detail else ""
+        pytest.fail(f"{block.id} (page line {block.lineno}):\n{detail}", pytrace=False)
