@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh Debian machine, then run them.
+#   bash scripts/test.sh [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+fc-list 2>/dev/null | grep -qi "Noto Sans CJK" || need_apt+=(fonts-noto-cjk)
+command -v npm >/dev/null || need_apt+=(nodejs npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+[ -d .venv ] || $PY -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --disable-pip-version-check -r requirements-test.txt
+python scripts/vendor_js.py
+export NO_MKDOCS_2_WARNING=1
+exec python -m pytest "$@"
