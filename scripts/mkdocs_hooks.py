@@ -144,14 +144,28 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs):
 CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
 
 
+ALT_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[a-z]+">')
+
+
 def on_post_page(output: str, page, config, **kwargs):
-    """Point Chinese pages at the Chinese search index (site/zh/search/), see on_post_build."""
+    """Two fixes in the rendered HTML.
+
+    - Material treats `<link rel="alternate" hreflang>` as each language's root: it fetches
+      <href>/sitemap.xml (a 404 on every page, since i18n points these at the same page in the
+      other language) and, on a click in the language menu, maps the page through that sitemap,
+      which needs absolute URLs (no site_url here), so the reader landed on the other language's
+      home page. Without these tags the menu's own links, which i18n points at the same page in
+      the other language, are followed as they are. The hreflang pairs stay in sitemap.xml.
+    - Chinese pages use the Chinese search index (site/zh/search/), see on_post_build.
+    """
+    output = ALT_LINK.sub("", output)
     if _lang(page) != "zh":
         return output
 
     def sub(m):
         cfg = json.loads(m.group(2))
-        cfg["base"] = cfg["base"].rstrip("/") + "/zh" if cfg["base"] not in ("", ".") else "zh"
+        # trailing slash: Material resolves "search/search_index.json" and result locations against it
+        cfg["base"] = (cfg["base"].rstrip("/") + "/zh/") if cfg["base"] not in ("", ".") else "zh/"
         return m.group(1) + json.dumps(cfg, ensure_ascii=False) + m.group(3)
     return CONFIG_SCRIPT.sub(sub, output, count=1)
 
@@ -159,8 +173,7 @@ def on_post_page(output: str, page, config, **kwargs):
 @event_priority(-200)
 def on_post_build(config, **kwargs):
     """mkdocs-static-i18n stacks every language's entries into one index at site/search/.
-    Split it: English entries stay there, Chinese entries go to site/zh/search/ with
-    locations relative to /zh/, which is where Chinese pages now look (on_post_page)."""
+    Split it: English entries stay there, Chinese entries go to site/zh/search/, which is where Chinese pages now look (on_post_page)."""
     root = Path(config.site_dir)
     index = root / "search" / "search_index.json"
     if not index.exists():
@@ -170,7 +183,7 @@ def on_post_build(config, **kwargs):
     if not zh:
         return
     en = [d for d in data["docs"] if not d["location"].startswith("zh/")]
-    for d in zh:
+    for d in zh:   # Chinese pages' base is the /zh/ root: locations are relative to it
         d["location"] = d["location"][len("zh/"):]
     for path, docs in ((index, en), (root / "zh" / "search" / "search_index.json", zh)):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -32,3 +32,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f"  {title}: {sum(reasons.values())}")
         for reason, n in reasons.most_common():
             tr.write_line(f"    {n:4d}  {reason}")
+
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """Build the whole site once, strictly, into a temporary folder: (site_dir, build log, seconds)."""
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    t0 = time.time()
+    p = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                       cwd=ROOT, env=env, capture_output=True, text=True)
+    return out, p.returncode, p.stdout + p.stderr, time.time() - t0

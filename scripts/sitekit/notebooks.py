@@ -76,14 +76,14 @@ def _cells(text: str, lang: str, page_path: str) -> list[dict]:
     return cells
 
 
-def build(page: Path) -> dict:
-    lang = page.relative_to(DOCS).parts[0]
+def build(page: Path, lang: str | None = None) -> dict:
+    lang = lang or page.relative_to(DOCS).parts[0]
     slug = page.stem
     text = expand(page)
     title = next((l[2:].split("{")[0].strip() for l in text.split("\n") if l.startswith("# ")), slug)
     cells = [{"cell_type": "markdown", "metadata": {}, "source": f"# {title}\n\n" + NOTE[lang].format(title=title, slug=slug)}]
     body = re.sub(r"^# .*$", "", FRONT.sub("", text), count=1, flags=re.M)
-    cells += _cells(body, lang, page.relative_to(DOCS).as_posix())
+    cells += _cells(body, lang, f"{lang}/{page.name}")
     for c in cells:  # nbformat stores sources as lists of lines
         c["source"] = c["source"].splitlines(keepends=True)
     return {"cells": cells, "metadata": {

@@ -24,7 +24,7 @@ import yaml
 from . import DATA
 from .data import DataError, load, params_of
 
-MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards)\(.*?\))\s*\}\}")
+MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards|glossary)\(.*?\))\s*\}\}")
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
 
@@ -54,11 +54,11 @@ def label(key, lang: str) -> str:
 
 
 TEXT = {
-    "measured_on": {"en": "Measured on", "zh": "测量环境："},
+    "measured_on": {"en": "Measured on ", "zh": "测量环境："},
     "cpu": {"en": "CPU", "zh": "CPU"},
     "driver": {"en": "driver", "zh": "驱动"},
     "commit": {"en": "commit", "zh": "提交"},
-    "data": {"en": "data", "zh": "数据"},
+    "data": {"en": "data: ", "zh": "数据："},
     "yes": {"en": "met", "zh": "达标"},
     "no": {"en": "not met", "zh": "未达标"},
 }
@@ -106,7 +106,7 @@ def select(ds: dict, where: dict | None) -> list[dict]:
 def provenance_line(ds: dict, lang: str) -> str:
     p = ds["provenance"]
     hw = p.get("gpu") or f"{_t('cpu', lang)} ({p.get('machine')})"
-    parts = [f"{_t('measured_on', lang)} {html.escape(hw)}"]
+    parts = [f"{_t('measured_on', lang)}{html.escape(hw)}"]
     if p.get("driver"):
         parts.append(f"{_t('driver', lang)} {p['driver']}")
     if p.get("cuda"):
@@ -117,7 +117,7 @@ def provenance_line(ds: dict, lang: str) -> str:
     parts.append(p["date"])
     parts.append(f"{_t('commit', lang)} <code>{html.escape(p['commit'])}</code>")
     parts.append(f"<code>{html.escape(p['command'])}</code>")
-    parts.append(f"{_t('data', lang)}: <code>data/{ds['name']}.json</code>")
+    parts.append(f"{_t('data', lang)}<code>data/{ds['name']}.json</code>")
     return '<p class="provenance">' + " · ".join(parts) + "</p>"
 
 
@@ -186,7 +186,10 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
     groups: dict = {}
     for r in rows:
         groups.setdefault(r.get(series) if series else y, []).append(r)
-    W, H, L, R, T, B = 680, 360, 64, 150, 16, 48
+    names = [fmt_value(ds, series, g, lang) if series else column_title(ds, y, lang) for g in groups]
+    widest = max(sum(2 if ord(ch) > 0x2e80 else 1 for ch in re.sub(r"<[^>]+>", "", n)) for n in names)
+    W, H, L, T, B = 680, 360, 64, 16, 48
+    R = max(120, 40 + 7 * widest)   # legend column wide enough for the longest series name
     pw, ph = W - L - R, H - T - B
     ys = [r[y] for r in rows] + ([hline] if hline is not None else [])
     if logy:
@@ -261,7 +264,25 @@ def article_cards(*, lang: str) -> str:
     return cards(lang)
 
 
-FUNCS = {"table": table, "plot": plot, "value": value, "provenance": provenance, "article_cards": article_cards}
+def glossary(*, lang: str) -> str:
+    """The chapter's terms from data/glossary/terms.yml, in the page's language."""
+    path = DATA / "glossary" / "terms.yml"
+    terms = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for i, t in enumerate(terms):
+        missing = {"en", "zh", "def_en", "def_zh"} - set(t)
+        if missing:
+            raise DataError(f"data/glossary/terms.yml: entry {i} lacks {sorted(missing)}")
+    terms = sorted(terms, key=lambda t: t["en"].lower())
+    if lang == "zh":
+        head = "| 中文术语 | English | 释义 |\n| --- | --- | --- |"
+        rows = [f"| **{t['zh']}** | {t['en']} | {t['def_zh']} |" for t in terms]
+    else:
+        head = "| Term | 中文 | Definition |\n| --- | --- | --- |"
+        rows = [f"| **{t['en']}** | {t['zh']} | {t['def_en']} |" for t in terms]
+    return "\n".join([head, *rows])
+
+
+FUNCS = {"glossary": glossary, "table": table, "plot": plot, "value": value, "provenance": provenance, "article_cards": article_cards}
 
 
 def _literal(node):

@@ -1,0 +1,197 @@
+"""The built site in headless Chromium (Debian's /usr/bin/chromium driven by Playwright; no browser download).
+
+Every page of both languages: loads without console errors, makes no request beyond the
+local server, stays under the page-weight budget, renders its math and diagrams, and has copy
+buttons on its code. The language switcher keeps the reader on the same page; search in
+Chinese finds Chinese pages only; the notebook download works. A PNG of each page goes to
+test-artifacts/screenshots/ (git-ignored).
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from sitekit import DOCS, LANGS, ROOT
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-quic", "--disable-sync"]
+PAGE_BUDGET = 1.5 * 1024 * 1024
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists() or shutil.which("chromium") is None and not Path(CHROMIUM).exists():
+    pytest.skip(f"needs Chromium at {CHROMIUM} (Debian package chromium; scripts/test.sh installs it)",
+                allow_module_level=True)
+playwright = pytest.importorskip("playwright.sync_api")
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(built_site):
+    site, rc, log, _ = built_site
+    assert rc == 0, f"site did not build:\n{log[-3000:]}"
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _urls():
+    out = []
+    for lang in LANGS:
+        for page in sorted((DOCS / lang).glob("*.md")):
+            path = "" if page.stem == "index" else f"{page.stem}/"
+            out.append((lang, page.stem, ("" if lang == "en" else "zh/") + path))
+    return out
+
+
+class Visit:
+    """Open one page in a fresh context, recording console errors, requests and bytes."""
+
+    def __init__(self, browser, base):
+        self.base = base
+        self.ctx = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        self.errors, self.external, self.bytes = [], [], 0
+        host = urlparse(base).netloc
+
+        def on_request(route):
+            if urlparse(route.request.url).netloc != host and not route.request.url.startswith(("data:", "blob:")):
+                self.external.append(route.request.url)
+                return route.abort()
+            return route.continue_()
+
+        self.ctx.route("**/*", on_request)
+        self.page = self.ctx.new_page()
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def on_response(r):
+            try:
+                self.bytes += len(r.body())
+            except Exception:
+                pass
+        self.page.on("response", on_response)
+
+    def open(self, path):
+        self.page.goto(f"{self.base}/{path}", wait_until="networkidle")
+        return self.page
+
+    def close(self):
+        self.ctx.close()
+
+
+@pytest.mark.parametrize("lang,slug,path", _urls(), ids=[f"{l}/{s}" for l, s, _ in _urls()])
+def test_page_loads_clean_and_renders(browser, server, lang, slug, path):
+    v = Visit(browser, server)
+    try:
+        page = v.open(path)
+        if page.locator(".mermaid-diagram").count():
+            page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
+            assert page.locator(".mermaid-diagram svg").count() == page.locator(".mermaid-diagram").count(), "a diagram did not render"
+        if page.locator(".arithmatex").count():
+            assert page.locator(".arithmatex .katex").count() == page.locator(".arithmatex").count(), "math did not render"
+        code = page.locator(".md-typeset pre > code")
+        if code.count():
+            code.first.scroll_into_view_if_needed()   # Material adds the button once a block is visible
+            page.wait_for_selector('.md-typeset button[data-md-type="copy"]', state="attached", timeout=5000)
+            page.evaluate("window.scrollTo(0, 0)")
+        html_lang = page.locator("html").get_attribute("lang")
+        assert html_lang.startswith(lang), f"<html lang={html_lang}> on a {lang} page"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{lang}-{slug}.png"), full_page=True)
+        page.wait_for_timeout(300)
+        assert not v.errors, f"console errors: {v.errors}"
+        assert not v.external, f"requests left the local server: {v.external}"
+        assert v.bytes < PAGE_BUDGET, f"{v.bytes / 1e6:.2f} MB transferred, budget 1.5 MB"
+    finally:
+        v.close()
+
+
+@pytest.mark.parametrize("lang,other", [("en", "zh"), ("zh", "en")])
+def test_language_switcher_keeps_the_page(browser, server, lang, other):
+    v = Visit(browser, server)
+    try:
+        for _, slug, path in [u for u in _urls() if u[0] == lang]:
+            page = v.open(path)
+            link = page.locator(f'.md-select__link[hreflang="{other}"]').first
+            href = link.get_attribute("href")
+            page.goto(page.url.rsplit("#", 1)[0]) if not href else None
+            page.locator(".md-header__option .md-select").first.hover()
+            link.click()
+            page.wait_for_load_state("networkidle")
+            want = ("" if other == "en" else "zh/") + ("" if slug == "index" else f"{slug}/")
+            assert page.url == f"{server}/{want}", f"switching {lang}->{other} on {slug} landed on {page.url}"
+        assert not v.external
+    finally:
+        v.close()
+
+
+@pytest.mark.parametrize("lang,query", [("zh", "算子融合"), ("en", "fusion")])
+def test_search_stays_in_the_pages_language(browser, server, lang, query):
+    v = Visit(browser, server)
+    try:
+        page = v.open("" if lang == "en" else "zh/")
+        page.locator("label.md-search__icon, .md-search__input").first.click()
+        box = page.locator("input.md-search__input")
+        box.fill(query)
+        box.press("End")           # fill() fires no keyup; Material searches on keyup
+        page.wait_for_selector(".md-search-result__item", timeout=15000)
+        hrefs = page.locator(".md-search-result__link").evaluate_all("els => els.map(e => e.href)")
+        assert hrefs, f"no results for {query!r}"
+        for h in hrefs:
+            under_zh = urlparse(h).path.startswith("/zh/")
+            assert under_zh == (lang == "zh"), f"{lang} search for {query!r} returned {h}"
+        if lang == "zh":
+            titles = page.locator(".md-search-result__article h1, .md-search-result__article h2").all_inner_texts()
+            assert any(any("\u4e00" <= ch <= "\u9fff" for ch in t) for t in titles), titles
+        assert not v.external and not v.errors, (v.external, v.errors)
+    finally:
+        v.close()
+
+
+def _notebook_pages():
+    from sitekit.notebooks import wants_notebook
+    return [(lang, p.stem) for lang in LANGS for p in sorted((DOCS / lang).glob("*.md")) if wants_notebook(p)]
+
+
+@pytest.mark.parametrize("lang,slug", _notebook_pages(), ids=[f"{l}/{s}" for l, s in _notebook_pages()])
+def test_notebook_download_and_view(browser, server, lang, slug, tmp_path):
+    v = Visit(browser, server)
+    try:
+        page = v.open(("" if lang == "en" else "zh/") + f"{slug}/")
+        with page.expect_download() as dl:
+            page.locator(".notebook-buttons a[download]").click()
+        path = tmp_path / "nb.ipynb"
+        dl.value.save_as(path)
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        assert nb["nbformat"] == 4 and any(c["cell_type"] == "code" for c in nb["cells"])
+        page.locator(".notebook-buttons a:not([download])").click()
+        page.wait_for_load_state("networkidle")
+        assert "/notebooks/" in page.url and page.locator(".jp-Notebook, .jupyter-wrapper").count() > 0, \
+            "the notebook page did not render through mkdocs-jupyter"
+        assert not v.errors and not v.external, (v.errors, v.external)
+    finally:
+        v.close()

@@ -1,0 +1,105 @@
+"""The strict build: zero warnings, broken links and anchors fail, data problems name the file."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from sitekit import LANGS, ROOT
+from sitekit.articles import ARTICLES, ORDER
+
+
+def test_strict_build_has_no_warnings(built_site):
+    site, rc, log, seconds = built_site
+    warnings = [l for l in log.splitlines() if l.startswith(("WARNING", "ERROR"))]
+    assert rc == 0 and not warnings, f"mkdocs build --strict failed (rc={rc}):\n" + "\n".join(warnings or log.splitlines()[-30:])
+    print(f"\nfull site built in {seconds:.1f} s (budget: 30 s on the 2-core CI machine)")
+
+
+def test_every_page_is_built_in_both_languages(built_site):
+    site = built_site[0]
+    for lang in LANGS:
+        prefix = site if lang == "en" else site / lang
+        for page in (ROOT / "docs" / lang).glob("*.md"):
+            out = prefix / ("index.html" if page.stem == "index" else f"{page.stem}/index.html")
+            assert out.is_file(), f"{page.relative_to(ROOT)} was not built to {out.relative_to(site)}"
+
+
+def test_every_page_is_a_known_article():
+    known = set(ORDER)
+    for lang in LANGS:
+        for page in (ROOT / "docs" / lang).glob("*.md"):
+            assert page.stem in known, f"{page} is not listed in scripts/sitekit/articles.py"
+
+
+def test_search_index_is_split_by_language(built_site):
+    site = built_site[0]
+    en = json.loads((site / "search" / "search_index.json").read_text())
+    zh = json.loads((site / "zh" / "search" / "search_index.json").read_text())
+    assert en["docs"] and zh["docs"]
+    han = re.compile(r"[\u4e00-\u9fff]")
+    assert not any(d["location"].startswith("zh/") for d in en["docs"])
+    # the Chinese index is segmented by jieba: words separated by zero-width spaces
+    assert any("\u200b" in d["text"] for d in zh["docs"])
+    assert "\\u200b" in zh["config"]["separator"] or "\u200b" in zh["config"]["separator"]
+    zh_titles = [d for d in zh["docs"] if han.search(d["title"] + d["text"])]
+    assert len(zh_titles) >= len(zh["docs"]) * 0.8, "the Chinese index holds non-Chinese pages"
+
+
+def test_no_third_party_urls_in_built_html(built_site):
+    """Scripts, styles, fonts and images all come from the site itself."""
+    site = built_site[0]
+    bad = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//(?!127\.0\.0\.1|localhost)""")
+    offenders = []
+    for html in site.rglob("*.html"):
+        for m in re.finditer(r"<(?:script|link|img|iframe|source)\b[^>]*>", html.read_text(encoding="utf-8")):
+            if bad.search(m.group(0)) and 'rel="alternate"' not in m.group(0) and "rel=\"canonical\"" not in m.group(0):
+                offenders.append(f"{html.relative_to(site)}: {m.group(0)[:160]}")
+    for css in site.rglob("*.css"):
+        for m in re.finditer(r"url\(\s*['\"]?(?:https?:)?//[^)]*\)|@import\s+url\(['\"]?https?:", css.read_text(encoding="utf-8", errors="replace")):
+            offenders.append(f"{css.relative_to(site)}: {m.group(0)[:160]}")
+    assert not offenders, "third-party requests:\n" + "\n".join(offenders[:20])
+
+
+def _build_with_pages(tmp_path, en: str, zh: str):
+    """Build a throw-away site with this project's config, hook and theme, but other pages."""
+    docs = tmp_path / "docs"
+    for lang, text in (("en", en), ("zh", zh)):
+        (docs / lang).mkdir(parents=True)
+        (docs / lang / "index.md").write_text(text, encoding="utf-8")
+    cfg = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    cfg = cfg.replace("docs_dir: docs", f"docs_dir: {docs}")
+    cfg = cfg.replace("custom_dir: overrides", f"custom_dir: {ROOT / 'overrides'}")
+    cfg = cfg.replace("- scripts/mkdocs_hooks.py", f"- {ROOT / 'scripts' / 'mkdocs_hooks.py'}")
+    (tmp_path / "mkdocs.yml").write_text(cfg, encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml"),
+                           "--site-dir", str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_missing_dataset_fails_the_build_naming_the_file(tmp_path):
+    page = '# T { #t }\n\n{{ table("no_such/dataset", cols=["x"]) }}\n'
+    p = _build_with_pages(tmp_path, page, page)
+    assert p.returncode != 0
+    assert "data/no_such/dataset.json" in p.stdout + p.stderr
+
+
+def test_missing_snippet_fails_the_build(tmp_path):
+    page = '# T { #t }\n\n```python\n--8<-- "snippets/no_such_file.py"\n```\n'
+    p = _build_with_pages(tmp_path, page, page)
+    assert p.returncode != 0
+    assert "no_such_file.py" in p.stdout + p.stderr
+
+
+def test_broken_anchor_fails_the_build(tmp_path):
+    page = '# T { #t }\n\n[x](#no-such-anchor)\n'
+    p = _build_with_pages(tmp_path, page, page)
+    assert p.returncode != 0
+    assert "no-such-anchor" in p.stdout + p.stderr
+
+
+def test_articles_list_matches_the_chapter():
+    assert len(ARTICLES) == 8
+    assert ORDER[0] == "index" and ORDER[-1] == "glossary"
