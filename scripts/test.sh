@@ -20,4 +20,5 @@ PY=${PYTHON:-python3}
 python -m pip install -q --disable-pip-version-check -r requirements-test.txt
 python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
-exec python -m pytest "$@"
+# two workers (the CI machine has 2 cores); English and Chinese copies of a block share a worker
+exec python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"

@@ -16,18 +16,40 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "browser: drives headless Chromium against the built site")
 
 
+STATS_DIR = ROOT / "test-artifacts" / "blockstats"
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):      # the controller (or a run without xdist)
+        import shutil
+        shutil.rmtree(STATS_DIR, ignore_errors=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # each xdist worker leaves its blocks' outcomes for the controller's summary
+    if blockstats.RESULTS:
+        import json
+        STATS_DIR.mkdir(parents=True, exist_ok=True)
+        wid = getattr(session.config, "workerinput", {}).get("workerid", "main")
+        (STATS_DIR / f"{wid}.json").write_text(json.dumps(blockstats.RESULTS))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if not blockstats.RESULTS:
+    import json
+    results = [r for f in sorted(STATS_DIR.glob("*.json")) for r in json.loads(f.read_text())] \
+        if STATS_DIR.is_dir() else []
+    results = results or blockstats.RESULTS
+    if not results:
         return
     tr = terminalreporter
-    c = Counter(r["outcome"] for r in blockstats.RESULTS)
+    c = Counter(r["outcome"] for r in results)
     tr.section("code blocks")
-    tr.write_line(f"blocks seen: {len(blockstats.RESULTS)} (both languages)")
+    tr.write_line(f"blocks seen: {len(results)} (both languages)")
     tr.write_line(f"  run and passed: {c['passed']} "
-                  f"(of which {sum(1 for r in blockstats.RESULTS if r.get('reused'))} identical to a block already run, result reused)")
+                  f"(of which {sum(1 for r in results if r.get('reused'))} identical to a block already run, result reused)")
     tr.write_line(f"  failed: {c['failed']}")
     for outcome in ("skipped", "display"):
-        reasons = Counter(r["reason"] for r in blockstats.RESULTS if r["outcome"] == outcome)
+        reasons = Counter(r["reason"] for r in results if r["outcome"] == outcome)
         title = "skipped (missing requirement)" if outcome == "skipped" else "not executed here (display-only or checked elsewhere)"
         tr.write_line(f"  {title}: {sum(reasons.values())}")
         for reason, n in reasons.most_common():

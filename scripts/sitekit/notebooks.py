@@ -84,8 +84,9 @@ def build(page: Path, lang: str | None = None) -> dict:
     cells = [{"cell_type": "markdown", "metadata": {}, "source": f"# {title}\n\n" + NOTE[lang].format(title=title, slug=slug)}]
     body = re.sub(r"^# .*$", "", FRONT.sub("", text), count=1, flags=re.M)
     cells += _cells(body, lang, f"{lang}/{page.name}")
-    for c in cells:  # nbformat stores sources as lists of lines
+    for i, c in enumerate(cells):  # nbformat stores sources as lists of lines; 4.5 wants cell ids
         c["source"] = c["source"].splitlines(keepends=True)
+        c["id"] = f"{slug}-{lang}-{i:03d}"
     return {"cells": cells, "metadata": {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
