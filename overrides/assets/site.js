@@ -33,7 +33,7 @@
       .then(function (m) {
         var mermaid = m.default;
         mermaid.initialize({ startOnLoad: false, theme: scheme(), securityLevel: "strict",
-                             fontFamily: "inherit" });
+                             fontFamily: getComputedStyle(document.body).fontFamily });
         return mermaid.run({ nodes: nodes });
       })
       .then(function () { document.body.setAttribute("data-diagrams", "rendered"); })
