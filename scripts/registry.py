@@ -18,6 +18,8 @@ class Dataset:
 
 DATASETS = [
     Dataset("foundation/ceilings", "scripts/measure/ceilings.py", budget_s=60),
+    Dataset("triton_getting_started/vector_add", "scripts/measure/triton_getting_started_vector_add.py", budget_s=90),
+    Dataset("triton_getting_started/ptx", "scripts/measure/triton_getting_started_ptx.py", needs="cpu", budget_s=10),
 ]
 
 

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Measure the vector-add figures of "Practical Guide: Getting Started with OpenAI Triton".
+
+One run on one GPU, with the kernel, wrapper and timing functions of
+snippets/triton_getting_started/vector_add.py (the code the page shows):
+
+- grid:      float32, n = 2**28, every BLOCK_SIZE x num_warps pair: bandwidth, registers, spills
+- target:    the best pair against torch.add and a device copy, timed in alternating rounds,
+             float32 (target: >= 0.97x torch.add) and float16
+- sweep:     n = 2**12 ... 2**28 for a few BLOCK_SIZEs, torch.add and a copy (the page's plot)
+- ragged:    n = 2**28 against 2**28 - 1: what losing the multiple-of-16 hint costs
+
+Every output is checked against torch before it is timed; timings are do_bench medians
+with the L2 cache flushed before each run.
+
+    python scripts/measure/triton_getting_started_vector_add.py [--out PATH] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "snippets" / "triton_getting_started"))
+from sitekit import data  # noqa: E402
+
+NAME = "triton_getting_started/vector_add"
+BLOCK_SIZES = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+NUM_WARPS = (1, 2, 4, 8, 16)
+PLOT_CONFIGS = ((256, 4), (1024, 4), (4096, 4), (16384, 4))  # BLOCK_SIZE at a fixed num_warps
+TARGET = 0.97
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap.add_argument("--quick", action="store_true", help="small sizes, few configs: a smoke test that writes nothing")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds for the target rows (default 5)")
+    args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error(f"--rounds must be at least 1, got {args.rounds}")
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        sys.exit("triton_getting_started_vector_add: unset TRITON_INTERPRET; this script times the GPU")
+
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("triton_getting_started_vector_add: needs a CUDA GPU (torch.cuda.is_available() is False)")
+    import vector_add as va  # noqa: E402  (after the checks: importing it compiles nothing)
+
+    va.check_add()  # ragged lengths, both dtypes, against float64, on this GPU
+    big = 1 << (22 if args.quick else 28)
+    blocks = (256, 1024, 4096) if args.quick else BLOCK_SIZES
+    warps = (4, 8) if args.quick else NUM_WARPS
+    sizes = [1 << k for k in range(12, (22 if args.quick else 28) + 1)]
+    fp = {torch.float32: "fp32", torch.float16: "fp16"}
+    rows = []
+
+    # -- BLOCK_SIZE x num_warps at the largest size ---------------------------------------------
+    copy_big = va.bench_copy(big)["gbps"]
+    grid = {}
+    for b in blocks:
+        for w in warps:
+            r = va.bench_add(big, block_size=b, num_warps=w)
+            grid[b, w] = r
+            per_thread = b / (32 * w)
+            rows.append({"kind": "resources", "dtype": "fp32", "n": big, "block_size": b, "num_warps": w,
+                         "elems_per_thread": int(per_thread) if per_thread.is_integer() else per_thread,
+                         "gbps": r["gbps"], "frac_copy": r["gbps"] / copy_big, "n_regs": r["n_regs"],
+                         "n_spills": r["n_spills"], "vector_loads": r["vector_loads"]})
+            print(f"B={b:6d} w={w:2d}: {r['gbps']:7.0f} GB/s  regs {r['n_regs']:3d}  spills {r['n_spills']}", flush=True)
+        rows.append({"kind": "grid", "dtype": "fp32", "n": big, "block_size": b,
+                     **{f"gbps_w{w}": grid[b, w]["gbps"] for w in warps}})
+    best_b, best_w = max(grid, key=lambda k: grid[k]["gbps"])
+    print(f"best: BLOCK_SIZE={best_b}, num_warps={best_w}", flush=True)
+
+    # -- the target: best config, torch.add and copy in alternating rounds -----------------------
+    for dtype in (torch.float32, torch.float16):
+        got = {"triton": [], "torch": [], "copy": []}
+        for _ in range(args.rounds):
+            got["triton"].append(va.bench_add(big, dtype, best_b, best_w)["gbps"])
+            got["torch"].append(va.bench_torch_add(big, dtype)["gbps"])
+            got["copy"].append(va.bench_copy(big, dtype)["gbps"])
+        t, ref, cp = (statistics.median(got[k]) for k in ("triton", "torch", "copy"))
+        is_target = dtype == torch.float32
+        rows.append({"kind": "target", "dtype": fp[dtype], "n": big, "block_size": best_b, "num_warps": best_w,
+                     "target": TARGET if is_target else None,
+                     "triton_gbps": t, "torch_gbps": ref, "copy_gbps": cp,
+                     "ratio": t / ref, "frac_copy": t / cp, "met": (t / ref >= TARGET) if is_target else None})
+        print(f"{fp[dtype]}: triton {t:.0f}, torch.add {ref:.0f}, copy {cp:.0f} GB/s -> {t / ref:.3f}x torch.add", flush=True)
+
+    # -- a multiple of 16 or not -----------------------------------------------------------------
+    for n in (big, big - 1):
+        gb, vl = [], None
+        for _ in range(args.rounds):
+            r = va.bench_add(n, torch.float32, best_b, best_w)
+            gb.append(r["gbps"])
+            vl = r["vector_loads"]
+        rows.append({"kind": "ragged", "dtype": "fp32", "n": n, "n_mod_16": n % 16, "block_size": best_b,
+                     "num_warps": best_w, "gbps": statistics.median(gb), "vector_loads": vl})
+
+    # -- sizes 2^12 ... 2^28 -----------------------------------------------------------------------
+    configs = PLOT_CONFIGS if not args.quick else ((256, 4), (4096, 4))
+    for n in sizes:
+        cases = {f"triton_b{b}_w{w}": (lambda b=b, w=w: va.bench_add(n, block_size=b, num_warps=w)) for b, w in configs}
+        cases["torch_add"] = lambda: va.bench_torch_add(n)
+        cases["copy"] = lambda: va.bench_copy(n)
+        for impl, fn in cases.items():
+            r = fn()
+            rows.append({"kind": "sweep", "dtype": "fp32", "n": n, "impl": impl, "gbps": r["gbps"], "ms": r["ms"]})
+        print(f"n=2^{n.bit_length() - 1} done", flush=True)
+
+    metrics = {
+        "gbps": {"unit": "GB/s", "noise": 0.15, "better": "higher", "fmt": ".0f"},
+        "ms": {"unit": "ms", "noise": 0.15, "better": "lower", "fmt": ".4f", "check": False},
+        "triton_gbps": {"unit": "GB/s", "noise": 0.05, "better": "higher", "fmt": ".0f"},
+        "torch_gbps": {"unit": "GB/s", "noise": 0.05, "better": "higher", "fmt": ".0f"},
+        "copy_gbps": {"unit": "GB/s", "noise": 0.05, "better": "higher", "fmt": ".0f"},
+        "ratio": {"unit": "x", "noise": 0.03, "better": "higher", "fmt": ".3f"},
+        "frac_copy": {"unit": "x", "noise": 0.05, "better": "higher", "fmt": ".2f"},
+        "met": {"unit": "", "noise": 0, "check": False},
+        "n_regs": {"unit": "registers per thread", "noise": 0, "better": "lower", "fmt": "d"},
+        "n_spills": {"unit": "32-bit words of local memory per thread", "noise": 0, "better": "lower", "fmt": "d"},
+        "vector_loads": {"unit": "ld.global.v4 in the PTX", "noise": 0, "fmt": "d"},
+        **{f"gbps_w{w}": {"unit": "GB/s", "noise": 0.07, "better": "higher", "fmt": ".0f"} for w in warps},
+    }
+    params = {"n": {"fmt": "pow2"}}
+    ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])], params=params)
+    if args.quick:
+        print("quick run: not writing data")
+    else:
+        print("wrote", data.write(ds, args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
