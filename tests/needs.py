@@ -25,6 +25,12 @@ def _tool(name: str):
     return lambda: shutil.which(name) is not None
 
 
+def _nvcc() -> bool:
+    # on PATH, or the PyPI wheel of requirements-cuda.txt inside this Python environment
+    return shutil.which("nvcc") is not None or any(
+        os.path.isfile(os.path.join(p, "nvidia", "cu13", "bin", "nvcc")) for p in sys.path if p)
+
+
 @functools.lru_cache(maxsize=None)
 def _network() -> bool:
     if os.environ.get("SITE_TESTS_OFFLINE"):
@@ -39,7 +45,7 @@ def _network() -> bool:
 # need -> (checker, what to tell the reader when it is missing)
 CHECKS = {
     "gpu": (_cuda, "a CUDA GPU (torch.cuda.is_available() is False)"),
-    "nvcc": (_tool("nvcc"), "nvcc on PATH (pip install -r requirements-cuda.txt, see the CUDA pipeline page)"),
+    "nvcc": (_nvcc, "nvcc (pip install -r requirements-cuda.txt, or a CUDA toolkit on PATH)"),
     "mlir-opt": (_tool("mlir-opt"), "mlir-opt on PATH"),
     "mpirun": (_tool("mpirun"), "an MPI launcher (mpirun) on PATH"),
     "network": (_network, "network access"),

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# How __launch_bounds__ and -maxrregcount move registers, and what spills look like.
+#   bash snippets/cuda_compilation_pipeline/registers.sh     (from the repository root)
+set -euo pipefail
+source snippets/cuda_compilation_pipeline/env.sh
+
+# --8<-- [start:registers]
+for flags in "" "-DMIN_BLOCKS=6" "-DMIN_BLOCKS=8" "-maxrregcount=24"; do
+  echo "== nvcc -arch=sm_90 -Xptxas -v $flags -c registers.cu"
+  nvcc -arch=sm_90 -Xptxas -v $flags -c registers.cu -o registers.o 2>&1
+  cuobjdump -res-usage registers.o | grep -A1 "Function"          # the same numbers, read from the object
+  echo "local-memory instructions in SASS: $(cuobjdump -sass registers.o | grep -c -E 'LDL|STL' || true)"
+done
+# --8<-- [end:registers]

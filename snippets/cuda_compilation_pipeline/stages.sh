@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The two stages of nvcc, seen from outside: every step it runs and every file it leaves.
+#   bash snippets/cuda_compilation_pipeline/stages.sh     (from the repository root)
+set -euo pipefail
+source snippets/cuda_compilation_pipeline/env.sh
+
+# --8<-- [start:dryrun]
+# every program nvcc would run for a full build, and how; --dryrun runs none of them
+nvcc --dryrun -arch=sm_90 saxpy.cu -o saxpy -L"$CUDA_LIB" 2>&1
+# --8<-- [end:dryrun]
+
+# --8<-- [start:keep]
+# the same build for real, keeping every intermediate file
+mkdir kept
+nvcc --keep --keep-dir kept -arch=sm_90 saxpy.cu -o saxpy -L"$CUDA_LIB"
+ls kept
+# --8<-- [end:keep]
+
+# --8<-- [start:ptx]
+# stage one alone: CUDA C++ -> PTX for the virtual architecture compute_90
+nvcc -arch=sm_90 -ptx saxpy.cu -o saxpy.ptx
+cat saxpy.ptx
+# --8<-- [end:ptx]
