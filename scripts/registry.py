@@ -23,6 +23,9 @@ DATASETS = [
     Dataset("cuda_compilation_pipeline/h200", "scripts/measure/cuda_compilation_pipeline.py", budget_s=90),
     Dataset("cuda_compilation_pipeline/gencode", "scripts/cuda_pipeline_gencode.py", needs="cpu", budget_s=30),
     Dataset("cuda_compilation_pipeline/resources", "scripts/cuda_pipeline_resources.py", needs="cpu", budget_s=15),
+    Dataset("how_ai_compilers_work/fusion", "scripts/measure/how_ai_compilers_work_fusion.py", budget_s=40),
+    Dataset("how_ai_compilers_work/autotune", "scripts/measure/how_ai_compilers_work_autotune.py", budget_s=90),
+    Dataset("how_ai_compilers_work/training", "scripts/measure/how_ai_compilers_work_training.py", budget_s=90),
 ]
 
 
