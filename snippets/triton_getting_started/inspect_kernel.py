@@ -19,7 +19,7 @@ jit_add = add_kernel if isinstance(add_kernel, JITFunction) else JITFunction(add
 SM90 = GPUTarget("cuda", 90, 32)  # backend, compute capability 9.0 (H100, H200), 32 threads per warp
 
 
-def compile_add(n_multiple_of_16: bool, block_size: int = 4096, num_warps: int = 8, dtype: str = "fp32"):
+def compile_add(n_multiple_of_16: bool, block_size: int = 1024, num_warps: int = 4, dtype: str = "fp32"):
     """Build what a launch on an sm_90 GPU builds. At launch, the JIT checks which pointers are 16-byte
     aligned (PyTorch's allocations are) and which integers are multiples of 16, and compiles a variant
     that may assume it: these hints are the `attrs` below."""
