@@ -6,6 +6,7 @@
     python scripts/cuda_pipeline.py archs              # the targets this nvcc accepts
     python scripts/cuda_pipeline.py check-arch sm_90a  # exit 1, listing the valid ones, if nvcc would refuse it
     python scripts/cuda_pipeline.py artifacts [--out-dir DIR] [--only NAME ...]
+    python scripts/cuda_pipeline.py run-block run_h200.sh compat   # one block of the page, as shown there
     python scripts/cuda_pipeline.py newer-ptx [--out FILE]   # needs network: nvcc 13.5 into a temporary folder
 
 The toolchain is the set of PyPI wheels in requirements-cuda.txt (nvidia-cuda-nvcc 13.0.x and its
@@ -386,6 +387,9 @@ def main(argv=None) -> int:
     art.add_argument("--out-dir", type=Path, default=IR)
     art.add_argument("--only", nargs="+", metavar="NAME", help=f"some of: {', '.join(ARTIFACTS)}")
     art.add_argument("--jobs", type=int, default=2, help="sections run in parallel (default 2)")
+    rs = sub.add_parser("run-block", help="run one shell block of the page (env.sh + a section) and print its output")
+    rs.add_argument("script", help="a file in snippets/cuda_compilation_pipeline, e.g. run_h200.sh")
+    rs.add_argument("section", help="a section of it, e.g. compat")
     nw = sub.add_parser("newer-ptx", help=f"saxpy.cu compiled to PTX by nvcc {NEWER_NVCC} (needs network)")
     nw.add_argument("--out", type=Path, default=IR / "saxpy_nvcc13.5.ptx")
     args = ap.parse_args(argv)
@@ -403,6 +407,11 @@ def main(argv=None) -> int:
         elif args.cmd == "artifacts":
             for p in write_artifacts(args.out_dir, args.only, args.jobs):
                 print("wrote", p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
+        elif args.cmd == "run-block":
+            if args.section not in sections(SNIPPETS / args.script):
+                raise ValueError(f"{args.script} has no section {args.section!r}; it has {', '.join(sections(SNIPPETS / args.script))}")
+            text = block_text(args.script, args.section)
+            return subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=ROOT).returncode
         elif args.cmd == "newer-ptx":
             print("wrote", newer_ptx(args.out))
     except (ToolchainError, ValueError) as e:

@@ -44,10 +44,10 @@ def parse(text: str) -> list[dict]:
         # blocks of 256 threads that fit one multiprocessor by registers alone (allocated per warp, 256 at a time)
         per_warp = -(-regs * 32 // 256) * 256
         blocks = min(REGS_PER_SM // (per_warp * THREADS // 32), MAX_THREADS_PER_SM // THREADS)
-        rows.append({"variant": {"": "default", "-DMIN_BLOCKS=6": "min_blocks_6", "-DMIN_BLOCKS=8": "min_blocks_8",
+        rows.append({"reg_budget": {"": "default", "-DMIN_BLOCKS=6": "min_blocks_6", "-DMIN_BLOCKS=8": "min_blocks_8",
                                  "-maxrregcount=24": "maxrregcount_24"}.get(flags, flags),
                      "nvcc_flags": f"-arch=sm_90 {flags}".strip(),
-                     "registers": regs, "stack_bytes": stack, "spill_store_bytes": int(props.group(2)),
+                     "registers_used": regs, "stack_bytes": stack, "spill_store_bytes": int(props.group(2)),
                      "spill_load_bytes": int(props.group(3)), "local_instructions": int(local.group(1)),
                      "blocks_per_sm_by_registers": blocks})
     if not rows:
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     except (cp.ToolchainError, ValueError, OSError) as e:
         sys.exit(f"cuda_pipeline_resources: {e}")
     metrics = {k: {"unit": u, "noise": 0, "fmt": "d"} for k, u in [
-        ("registers", "registers"), ("stack_bytes", "B"), ("spill_store_bytes", "B"), ("spill_load_bytes", "B"),
+        ("registers_used", "registers"), ("stack_bytes", "B"), ("spill_store_bytes", "B"), ("spill_load_bytes", "B"),
         ("local_instructions", "instructions"), ("blocks_per_sm_by_registers", "blocks")]}
     ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
                   toolchain=f"nvcc {tc.version} ({tc.source.split(' in ')[0]})")

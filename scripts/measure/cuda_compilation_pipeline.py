@@ -17,11 +17,12 @@ finds it: the PyPI wheels, or CUDA_PIPELINE_HOME on a machine with its own CUDA 
              multiprocessor and the median time of the sort.
 
     python scripts/measure/cuda_compilation_pipeline.py [--out data/cuda_compilation_pipeline/h200.json]
-        [--arch sm_90] [--procs 5] [--quick]
+        [--arch sm_90] [--procs 3] [--quick]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -116,17 +117,102 @@ def saxpy_runs(binary: Path, work: Path, procs: int, cache: str, extra_env: dict
             log(f"    {binary.name} ({cache}, {extra_env or ''}): exit {rc}: {err.strip()[-300:]}")
     if len(set(outcomes)) != 1:
         raise RuntimeError(f"{binary.name} ({cache}, {extra_env}): outcome changed between processes: {outcomes}")
-    return {"outcome": outcomes[0], "binary_sm": binv, "ptx_cc": ptxv,
+    return {"run_outcome": outcomes[0], "binary_sm": binv, "ptx_cc": ptxv,
             "first_launch_ms": statistics.median(firsts) if firsts else None,
             "second_launch_ms": statistics.median(seconds) if seconds else None,
-            "cache_files": files if firsts else None, "cache_kib": round(nbytes / 1024, 1) if firsts else None}
+            "jit_cache_files": files if firsts else None, "jit_cache_kib": round(nbytes / 1024, 1) if firsts else None}
+
+
+def stage_compat(work: Path, procs: int, rows: list) -> None:
+    """Every gencode combination with a cold cache, then the cache and JIT switches."""
+    for name, flags in cp.COMBOS:
+        r = saxpy_runs(work / f"saxpy_{name}", work, procs, "cold")
+        rows.append({"group": "compat", "combo": name, "nvcc_flags": flags or "(no target option)",
+                     "run_condition": "cond_cold", **r})
+        log(f"  compat {name:<22} {r['run_outcome']:<34} first {r['first_launch_ms']} ms")
+    for name, cache, env in [("ptx90", "warm", {}), ("ptx90", "disabled", {}),
+                             ("arch_sm90", "cold", {"CUDA_FORCE_PTX_JIT": "1"}),
+                             ("sass90", "cold", {"CUDA_FORCE_PTX_JIT": "1"})]:
+        r = saxpy_runs(work / f"saxpy_{name}", work, procs, cache, env)
+        cond = "cond_force_jit" if env else f"cond_{cache}"
+        rows.append({"group": "compat", "combo": name, "nvcc_flags": dict(cp.COMBOS)[name],
+                     "run_condition": cond, **r})
+        log(f"  compat {name:<22} {cond:<16} {r['run_outcome']:<34} first {r['first_launch_ms']} ms")
+
+
+def stage_jit_size(work: Path, procs: int, rows: list) -> None:
+    """A larger kernel: first launch from SASS against first launch through the JIT (cold cache)."""
+    small = ["4096", "3"]          # few columns: the first launch is then mostly loading or compiling
+    for name in ("default", "ptx"):
+        firsts, regs = [], None
+        for i in range(procs):
+            cdir = work / f"cache-registers-{name}-{i}"
+            rc, out, err = run(work / f"registers_{name}", small, {"CUDA_CACHE_PATH": str(cdir)}, work)
+            m = REGS.search(out)
+            if rc != 0 or not m:
+                raise RuntimeError(f"registers_{name} failed: {out}{err}")
+            firsts.append(float(m["first"]))
+            regs = int(m["regs"])
+        rows.append({"group": "jit_size", "jit_kernel": "sort_columns",
+                     "jit_build": "build_sass" if name == "default" else "build_ptx",
+                     "registers_used": regs, "first_launch_ms": statistics.median(firsts)})
+        log(f"  jit_size sort_columns {name}: first launch {statistics.median(firsts):.2f} ms")
+
+
+def stage_ptx_isa(work: Path, rows: list) -> None:
+    """PTX of three ISA versions handed to the driver's JIT at run time."""
+    ptx90 = work / "saxpy.ptx"
+    text = ptx90.read_text()
+    if not re.search(r"^\.version 9\.0$", text, re.M):
+        raise RuntimeError("saxpy.ptx from nvcc 13.0 does not declare .version 9.0")
+    (work / "saxpy_isa9.1.ptx").write_text(re.sub(r"^\.version 9\.0$", ".version 9.1", text, flags=re.M))
+    newer = cp.IR / "saxpy_nvcc13.5.ptx"
+    for label, f in [("ptx_nvcc13.0", ptx90), ("ptx_edited_9.1", work / "saxpy_isa9.1.ptx"), ("ptx_nvcc13.5", newer)]:
+        rc, out, err = run(work / "load_ptx", [str(f)], {"CUDA_CACHE_DISABLE": "1"}, work)
+        isa = re.search(r"PTX ISA ([\d.]+)", out)
+        jit = re.search(r"JIT compiled in ([\d.]+) ms", out)
+        e = re.search(r"^[\w ]+: (cuda\w+) \(", out, re.M)
+        outcome = "outcome_loaded" if rc == 0 else (e.group(1) if e else f"exit {rc}")
+        rows.append({"group": "ptx_isa", "ptx_file": label, "ptx_isa": isa.group(1) if isa else "?",
+                     "run_outcome": outcome, "driver_jit_ms": float(jit.group(1)) if jit else None})
+        log(f"  ptx_isa {label}: {outcome} | {out.strip()} | {err.strip()}")
+
+
+def stage_vector(work: Path, quick: bool, rows: list) -> None:
+    """4-byte against 16-byte loads, 1 GiB per array, in two separate processes."""
+    n = (1 << 24) if quick else (1 << 28)
+    for rep in (1, 2):
+        rc, out, err = run(work / "vector_loads", [str(n), "50"], {}, work)
+        got = {m["kernel"]: m for m in VEC.finditer(out)}
+        if rc != 0 or len(got) != 2:
+            raise RuntimeError(f"vector_loads failed: {out}{err}")
+        for k in ("scale_f32", "scale_f32x4"):
+            rows.append({"group": "vector", "vector_kernel": k, "n": n, "process": rep,
+                         "ms": float(got[k]["ms"]), "tbps": float(got[k]["tbps"])})
+        rows.append({"group": "vector", "vector_kernel": "speedup", "n": n, "process": rep,
+                     "vector_speedup": float(got["scale_f32"]["ms"]) / float(got["scale_f32x4"]["ms"])})
+        log(f"  vector run {rep}: {out.strip()}")
+
+
+def stage_registers(work: Path, arch: str, quick: bool, rows: list) -> None:
+    """The four register budgets of registers.cu, timed."""
+    cols = str(1 << 18) if quick else str(1 << 22)
+    for name, flags in REGISTER_VARIANTS:
+        rc, out, err = run(work / f"registers_{name}", [cols, "20"], {}, work)
+        m = REGS.search(out)
+        if rc != 0 or not m:
+            raise RuntimeError(f"registers_{name} failed: {out}{err}")
+        rows.append({"group": "registers", "reg_budget": name, "nvcc_flags": f"-arch={arch} {flags}".strip(),
+                     "registers_used": int(m["regs"]), "local_bytes": int(m["local"]),
+                     "blocks_per_sm": int(m["blocks"]), "ms": float(m["ms"])})
+        log(f"  registers {name}: {out.strip()}")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
     ap.add_argument("--arch", default=None, help="the GPU's real architecture, e.g. sm_90 (default: read from the GPU)")
-    ap.add_argument("--procs", type=int, default=5, help="processes per timed case (default 5)")
+    ap.add_argument("--procs", type=int, default=3, help="processes per timed case (default 3)")
     ap.add_argument("--quick", action="store_true", help="small sizes, two processes; prints, writes nothing")
     args = ap.parse_args(argv)
     if args.procs < 1:
@@ -146,7 +232,7 @@ def main(argv=None) -> int:
         sys.exit(f"cuda_compilation_pipeline: --arch {arch} does not match this GPU (sm_{major}{minor})")
     procs = 2 if args.quick else args.procs
     log(f"toolchain: nvcc {tc.version} ({tc.source}); GPU {torch.cuda.get_device_name()} sm_{major}{minor}")
-    rows = []
+    rows, failures = [], []
     with tempfile.TemporaryDirectory(prefix="ccp_h200_") as t:
         work = Path(t)
         b = Builder(work, arch)
@@ -159,94 +245,34 @@ def main(argv=None) -> int:
         with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 2)) as ex:
             list(ex.map(lambda j: b.nvcc(*j), jobs))
         log(f"built {len(jobs)} programs with nvcc {tc.version}")
-
-        # -- compat: every gencode combination, cold cache -----------------------------------
-        for name, flags in cp.COMBOS:
-            r = saxpy_runs(work / f"saxpy_{name}", work, procs, "cold")
-            rows.append({"group": "compat", "combo": name, "nvcc_flags": flags or "(no target option)",
-                         "condition": "cond_cold", **r})
-            log(f"  compat {name:<22} {r['outcome']:<34} first {r['first_launch_ms']} ms")
-        for name, cache, env in [("ptx90", "warm", {}), ("ptx90", "disabled", {}),
-                                 ("arch_sm90", "cold", {"CUDA_FORCE_PTX_JIT": "1"}),
-                                 ("sass90", "cold", {"CUDA_FORCE_PTX_JIT": "1"})]:
-            r = saxpy_runs(work / f"saxpy_{name}", work, procs, cache, env)
-            cond = "cond_force_jit" if env else f"cond_{cache}"
-            rows.append({"group": "compat", "combo": name, "nvcc_flags": dict(cp.COMBOS)[name],
-                         "condition": cond, **r})
-            log(f"  compat {name:<22} {cond:<16} {r['outcome']:<34} first {r['first_launch_ms']} ms")
-
-        # -- a larger kernel: JIT cost grows with the code -----------------------------------
-        small = ["4096", "3"]          # few columns: the first launch is then mostly loading / compiling
-        for name in ("default", "ptx"):
-            firsts, regs = [], None
-            for i in range(procs):
-                cdir = work / f"cache-registers-{name}-{i}"
-                rc, out, err = run(work / f"registers_{name}", small, {"CUDA_CACHE_PATH": str(cdir)}, work)
-                m = REGS.search(out)
-                if rc != 0 or not m:
-                    raise RuntimeError(f"registers_{name} failed: {out}{err}")
-                firsts.append(float(m["first"]))
-                regs = int(m["regs"])
-            rows.append({"group": "jit_size", "kernel": "sort_columns",
-                         "build": "build_sass" if name == "default" else "build_ptx",
-                         "registers": regs, "first_launch_ms": statistics.median(firsts)})
-            log(f"  jit_size sort_columns {name}: first launch {statistics.median(firsts):.2f} ms")
-
-        # -- PTX ISA versions against the driver ----------------------------------------------
-        ptx90 = work / "saxpy.ptx"
-        text = ptx90.read_text()
-        if not re.search(r"^\.version 9\.0$", text, re.M):
-            raise RuntimeError("saxpy.ptx from nvcc 13.0 does not declare .version 9.0")
-        (work / "saxpy_isa9.1.ptx").write_text(re.sub(r"^\.version 9\.0$", ".version 9.1", text, flags=re.M))
-        newer = cp.IR / "saxpy_nvcc13.5.ptx"
-        for label, f in [("ptx_nvcc13.0", ptx90), ("ptx_edited_9.1", work / "saxpy_isa9.1.ptx"), ("ptx_nvcc13.5", newer)]:
-            rc, out, err = run(work / "load_ptx", [str(f)], {"CUDA_CACHE_DISABLE": "1"}, work)
-            isa = re.search(r"PTX ISA ([\d.]+)", out)
-            jit = re.search(r"JIT compiled in ([\d.]+) ms", out)
-            e = re.search(r"^cudaLibraryLoadData: (cuda\w+)", out, re.M)
-            outcome = "outcome_loaded" if rc == 0 else (e.group(1) if e else f"exit {rc}")
-            rows.append({"group": "ptx_isa", "ptx_file": label, "ptx_isa": isa.group(1) if isa else "?",
-                         "outcome": outcome, "jit_ms": float(jit.group(1)) if jit else None})
-            log(f"  ptx_isa {label}: {outcome} {out.strip()}")
-
-        # -- vectorized loads ------------------------------------------------------------------
-        n = (1 << 24) if args.quick else (1 << 28)
-        for rep in (1, 2):
-            rc, out, err = run(work / "vector_loads", [str(n), "50"], {}, work)
-            if rc != 0:
-                raise RuntimeError(f"vector_loads failed: {out}{err}")
-            got = {m["kernel"]: m for m in VEC.finditer(out)}
-            for k in ("scale_f32", "scale_f32x4"):
-                rows.append({"group": "vector", "kernel": k, "n": n, "process": rep,
-                             "ms": float(got[k]["ms"]), "tbps": float(got[k]["tbps"])})
-            rows.append({"group": "vector", "kernel": "speedup", "n": n, "process": rep,
-                         "speedup": float(got["scale_f32"]["ms"]) / float(got["scale_f32x4"]["ms"])})
-            log(f"  vector run {rep}: {out.strip()}")
-
-        # -- register budgets ------------------------------------------------------------------
-        cols = str(1 << 18) if args.quick else str(1 << 22)
-        for name, flags in REGISTER_VARIANTS:
-            rc, out, err = run(work / f"registers_{name}", [cols, "20"], {}, work)
-            m = REGS.search(out)
-            if rc != 0 or not m:
-                raise RuntimeError(f"registers_{name} failed: {out}{err}")
-            rows.append({"group": "registers", "variant": name, "nvcc_flags": f"-arch={arch} {flags}".strip(),
-                         "registers": int(m["regs"]), "local_bytes": int(m["local"]),
-                         "blocks_per_sm": int(m["blocks"]), "ms": float(m["ms"])})
-            log(f"  registers {name}: {out.strip()}")
+        for name, fn in [("compat", lambda: stage_compat(work, procs, rows)),
+                         ("jit_size", lambda: stage_jit_size(work, procs, rows)),
+                         ("ptx_isa", lambda: stage_ptx_isa(work, rows)),
+                         ("vector", lambda: stage_vector(work, args.quick, rows)),
+                         ("registers", lambda: stage_registers(work, arch, args.quick, rows))]:
+            try:                          # one stage failing must not hide what the others saw
+                fn()
+            except Exception as e:        # noqa: BLE001 - reported, and the run exits 1 below
+                failures.append(f"{name}: {e}")
+                log(f"STAGE FAILED {name}: {e}")
 
     metrics = {
         "first_launch_ms": {"unit": "ms", "noise": 0.5, "better": "lower", "fmt": ".2f"},
         "second_launch_ms": {"unit": "ms", "noise": 1.0, "better": "lower", "fmt": ".3f", "check": False},
-        "cache_files": {"unit": "files", "noise": 0, "fmt": "d", "check": False},
-        "cache_kib": {"unit": "KiB", "noise": 0.5, "fmt": ".1f", "check": False},
-        "jit_ms": {"unit": "ms", "noise": 0.5, "better": "lower", "fmt": ".2f"},
+        "jit_cache_files": {"unit": "files", "noise": 0, "fmt": "d", "check": False},
+        "jit_cache_kib": {"unit": "KiB", "noise": 0.5, "fmt": ".1f", "check": False},
+        "driver_jit_ms": {"unit": "ms", "noise": 0.5, "better": "lower", "fmt": ".2f"},
         "ms": {"unit": "ms", "noise": 0.07, "better": "lower", "fmt": ".3f"},
         "tbps": {"unit": "TB/s", "noise": 0.05, "better": "higher", "fmt": ".2f"},
-        "speedup": {"unit": "×", "noise": 0.07, "better": "higher", "fmt": ".2f"},
+        "vector_speedup": {"unit": "×", "noise": 0.07, "better": "higher", "fmt": ".2f"},
     }
     ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
                   toolchain=f"nvcc {tc.version} ({tc.source})")
+    if failures:
+        log("FAILED stages, nothing written to --out:\n  " + "\n  ".join(failures))
+        if args.out:                      # what the other stages saw, for the diagnosis
+            Path(str(args.out) + ".failed.json").write_text(json.dumps(ds, indent=1))
+        return 1
     if args.quick:
         log("quick run: not writing data")
     else:

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -44,12 +45,13 @@ int main(int argc, char** argv) {
 
   // --8<-- [start:load]
   char error_log[4096] = "";
-  float wall_ms = 0;                                  // the driver reports its own JIT time
   cudaJitOption opts[] = {cudaJitErrorLogBuffer, cudaJitErrorLogBufferSizeBytes, cudaJitWallTime};
-  void* vals[] = {error_log, reinterpret_cast<void*>(sizeof(error_log)), &wall_ms};
+  void* vals[] = {error_log, reinterpret_cast<void*>(sizeof(error_log)), nullptr};
   cudaLibrary_t lib;
   err = cudaLibraryLoadData(&lib, ptx.c_str(), opts, vals, 3, nullptr, nullptr, 0);
   if (err != cudaSuccess) return fail("cudaLibraryLoadData", err, error_log);
+  float wall_ms;                                      // the driver writes its JIT time into the slot itself
+  std::memcpy(&wall_ms, &vals[2], sizeof(float));
   // --8<-- [end:load]
   std::printf("loaded: JIT compiled in %.2f ms (driver's wall time)\n", wall_ms);
 
