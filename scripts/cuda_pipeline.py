@@ -214,7 +214,7 @@ def sections(path: Path) -> dict[str, str]:
 def block_text(script: str, section: str) -> str:
     """What the page's block shows: the environment lines, then the section."""
     env = (SNIPPETS / "env.sh").read_text(encoding="utf-8")
-    return env + sections(SNIPPETS / script)[section]
+    return env.rstrip("\n") + "\n\n" + sections(SNIPPETS / script)[section]   # the page shows a blank line between
 
 
 def run_section(script: str, section: str, tmp: Path, extra_env: dict | None = None) -> str:
@@ -248,7 +248,7 @@ def normalize(text: str, tmp: Path | None = None) -> str:
 
 def versionless(text: str) -> str:
     """For comparisons only: the lines that name a toolchain build."""
-    text = re.sub(r"(?m)^.*(Compiler Build ID|Cuda compilation tools|Based on NVVM).*$", "<version line>", text)
+    text = re.sub(r"(?m)^.*(Compiler Build ID|Cuda compilation tools|Based on NVVM|^Build cuda_).*$", "<version line>", text)
     return re.sub(r"-D__CUDACC_VER_BUILD__=\d+", "-D__CUDACC_VER_BUILD__=<n>", text)
 
 
@@ -311,6 +311,7 @@ def cfg_mermaid(dot: str) -> str:
 
 # name -> (snippet script, section, post-processing)
 ARTIFACTS = {
+    "setup": ("stages.sh", "setup", None),
     "dryrun": ("stages.sh", "dryrun", None),
     "keep": ("stages.sh", "keep", None),
     "ptx": ("stages.sh", "ptx", None),

@@ -1,6 +1,7 @@
 // load_ptx.cu: hand a PTX file to the driver's JIT compiler at run time and launch saxpy from it.
 // It shows what the driver says about PTX it cannot compile: a .version newer than it knows is
-// refused with cudaErrorUnsupportedPtxVersion before any code runs.
+// refused with cudaErrorUnsupportedPtxVersion. On the H200 the refusal came from the first call
+// that needed the code in the context (cudaLibraryGetKernel), not from cudaLibraryLoadData.
 //
 //   nvcc -arch=sm_90 load_ptx.cu -o load_ptx -L<toolchain>/lib && ./load_ptx saxpy.ptx
 #include <cmath>
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   const std::string version = at == std::string::npos ? "?" : ptx.substr(at + 9, ptx.find('\n', at) - at - 9);
   std::printf("%s: PTX ISA %s\n", argv[1], version.c_str());
 
-  setenv("CUDA_MODULE_LOADING", "EAGER", 1);   // JIT now, inside cudaLibraryLoadData, not at first launch
+  setenv("CUDA_MODULE_LOADING", "EAGER", 1);   // ask for code to be loaded when created, not at first use
   cudaError_t err = cudaFree(nullptr);
   if (err != cudaSuccess) return fail("context", err, nullptr);
 
@@ -50,14 +51,14 @@ int main(int argc, char** argv) {
   cudaLibrary_t lib;
   err = cudaLibraryLoadData(&lib, ptx.c_str(), opts, vals, 3, nullptr, nullptr, 0);
   if (err != cudaSuccess) return fail("cudaLibraryLoadData", err, error_log);
+  cudaKernel_t kernel;                                // the first call that needs the compiled code
+  err = cudaLibraryGetKernel(&kernel, lib, kKernel);
+  if (err != cudaSuccess) return fail("cudaLibraryGetKernel", err, error_log);
   float wall_ms;                                      // the driver writes its JIT time into the slot itself
   std::memcpy(&wall_ms, &vals[2], sizeof(float));
   // --8<-- [end:load]
   std::printf("loaded: JIT compiled in %.2f ms (driver's wall time)\n", wall_ms);
 
-  cudaKernel_t kernel;
-  err = cudaLibraryGetKernel(&kernel, lib, kKernel);
-  if (err != cudaSuccess) return fail("cudaLibraryGetKernel", err, nullptr);
   int n = 1 << 16;
   float a = 3.0f;
   std::vector<float> hx(n), hy(n);

@@ -4,6 +4,12 @@
 set -euo pipefail
 source snippets/cuda_compilation_pipeline/env.sh
 
+# --8<-- [start:setup]
+nvcc --version | tail -n 2                        # the CUDA release of the H200's driver: 13.0
+nvcc --list-gpu-code | tr '\n' ' ' && echo        # real architectures it writes SASS for
+python3 "$REPO/scripts/cuda_pipeline.py" check-arch sm_95 2>&1 || true   # a typo gets the valid list
+# --8<-- [end:setup]
+
 # --8<-- [start:dryrun]
 # every program nvcc would run for a full build, and how; --dryrun runs none of them
 nvcc --dryrun -arch=sm_90 saxpy.cu -o saxpy -L"$CUDA_LIB" 2>&1

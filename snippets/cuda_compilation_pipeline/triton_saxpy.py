@@ -6,6 +6,7 @@ cuobjdump and nvdisasm (triton/backends/nvidia/bin), so no CUDA toolkit is neede
 
     python snippets/cuda_compilation_pipeline/triton_saxpy.py
 """
+# --8<-- [start:imports]
 import os
 
 os.environ["TRITON_INTERPRET"] = "0"   # compile for real: the interpreter produces no IR
@@ -20,7 +21,8 @@ import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-TRITON_BIN = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+TRITON_BIN = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"   # ptxas, cuobjdump, nvdisasm
+# --8<-- [end:imports]
 
 
 # --8<-- [start:kernel]
@@ -48,7 +50,6 @@ def compile_saxpy(capability: int = 90, aligned: bool = True):
     hints = {(i,): [["tt.divisibility", 16]] for i in range(3)} if aligned else {}
     src = ASTSource(fn=saxpy_kernel, signature=signature, constexprs={"BLOCK": 1024}, attrs=hints)
     return triton.compile(src, target=GPUTarget("cuda", capability, 32), options={"num_warps": 4})
-# --8<-- [end:compile]
 
 
 def sass(cubin: bytes) -> str:
@@ -58,6 +59,7 @@ def sass(cubin: bytes) -> str:
         f.write_bytes(cubin)
         return subprocess.run([str(TRITON_BIN / "cuobjdump"), "-sass", str(f)],
                               capture_output=True, text=True, check=True).stdout
+# --8<-- [end:compile]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,204 @@
+"""The page "CUDA Compilation Pipeline Deep Dive": its commands, artifacts and datasets, regenerated.
+
+Every compile and inspect block of the page is marked checked_by this file. Here each such block
+is run exactly as the page shows it (snippets/cuda_compilation_pipeline/env.sh + a section of a
+.sh file) with the pinned CUDA 13.0 toolchain from PyPI, and its normalized output must equal the
+artifact the page shows under it (data/cuda_compilation_pipeline/ir/*.txt). The gencode and
+register datasets and Triton's IR are regenerated the same way. Nothing is cached between runs.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import needs
+from sitekit import DATA, DOCS, ROOT
+from sitekit.pages import blocks
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import cuda_pipeline as cp  # noqa: E402
+
+ME = "tests/test_cuda_compilation_pipeline.py"
+PAGES = [DOCS / lang / "cuda-compilation-pipeline.md" for lang in ("en", "zh")]
+IR = DATA / "cuda_compilation_pipeline" / "ir"
+
+
+def _toolchain_or_skip():
+    try:
+        return cp.toolchain()
+    except cp.ToolchainError as e:
+        pytest.skip(f"needs the CUDA 13.0 toolchain: {e}")
+
+
+def _diff(a: str, b: str, name: str) -> str:
+    import difflib
+    return f"{name} differs from a fresh run:\n" + "".join(
+        difflib.unified_diff(a.splitlines(True), b.splitlines(True), "committed", "regenerated", n=1))[:6000]
+
+
+def _rows(path: Path) -> list:
+    return json.loads(path.read_text(encoding="utf-8"))["rows"]
+
+
+# ----------------------------------------------------------------------------- the page's blocks
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.parent.name)
+def test_checked_blocks_are_the_snippet_sections(page):
+    """Every block this file checks is env.sh + one section (so running the section runs the block)."""
+    known = {}
+    for script in sorted(cp.SNIPPETS.glob("*.sh")):
+        for name in cp.sections(script):
+            known[cp.block_text(script.name, name).strip()] = (script.name, name)
+    mine = [b for b in blocks(page) if b.marks.get("checked_by", ("",))[0] == ME]
+    bash = [b for b in mine if b.lang in ("bash", "sh")]
+    assert len(bash) >= 8, f"{page.name}: expected the page's compile/inspect blocks to be checked here"
+    for b in bash:
+        assert b.code.strip() in known, f"{b.id}: not env.sh + a section of snippets/cuda_compilation_pipeline/*.sh"
+    produced = {cp.ARTIFACTS[n][:2] for n in cp.ARTIFACTS}
+    shown = {known[b.code.strip()] for b in bash}
+    assert shown <= produced, f"blocks whose output no artifact records: {shown - produced}"
+    gpu = [b for b in blocks(page) if "gpu" in b.marks.get("needs", ())]
+    assert len(gpu) >= 4 and all(b.code.strip() in known for b in gpu), "the GPU blocks must be run_h200.sh sections"
+
+
+# ----------------------------------------------------------------------------- errors a reader can hit
+
+def test_missing_toolchain_says_what_to_install(monkeypatch):
+    monkeypatch.delenv("CUDA_PIPELINE_HOME", raising=False)
+    monkeypatch.setattr(cp, "_site_dirs", lambda: [])
+    cp.toolchain.cache_clear()
+    try:
+        with pytest.raises(cp.ToolchainError, match=r"pip install -r requirements-cuda\.txt"):
+            cp.toolchain()
+    finally:
+        cp.toolchain.cache_clear()
+
+
+def test_bad_toolchain_home_is_a_clear_error():
+    p = subprocess.run([sys.executable, "scripts/cuda_pipeline.py", "bin"], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "CUDA_PIPELINE_HOME": "/nonexistent/cuda"})
+    assert p.returncode == 1 and "no bin/nvcc there" in p.stderr and "requirements-cuda.txt" in p.stderr
+
+
+def test_unknown_architecture_lists_the_valid_ones():
+    _toolchain_or_skip()
+    p = subprocess.run([sys.executable, "scripts/cuda_pipeline.py", "check-arch", "sm_95"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert "unknown GPU architecture 'sm_95'" in p.stderr and "sm_90a" in p.stderr and "compute_100f" in p.stderr
+    ok = subprocess.run([sys.executable, "scripts/cuda_pipeline.py", "check-arch", "sm_90a"], cwd=ROOT,
+                        capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout.strip() == "sm_90a"
+    m = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline.py", "--arch", "sm_91"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert m.returncode != 0 and "unknown GPU architecture 'sm_91'" in m.stderr
+
+
+def test_rules_of_compatibility():
+    assert cp.runs_on_cc(["sm_80"], [], (9, 0)) == "none"          # SASS never crosses a major version
+    assert cp.runs_on_cc(["sm_80"], ["compute_80"], (9, 0)) == "jit"  # PTX goes forward
+    assert cp.runs_on_cc(["sm_90a"], [], (9, 0)) == "sass"
+    assert cp.runs_on_cc([], ["compute_90a"], (10, 0)) == "none"      # 'a' PTX is not forward compatible
+    assert cp.runs_on_cc(["sm_100f"], [], (10, 3)) == "sass"          # family: later minor of the same major
+    assert cp.runs_on_cc(["sm_100f"], ["compute_100f"], (12, 0)) == "none"
+    assert cp.runs_on_cc([], ["compute_100"], (12, 0)) == "jit"
+
+
+# ----------------------------------------------------------------------------- regeneration
+
+@pytest.fixture(scope="module")
+def regenerated():
+    _toolchain_or_skip()
+    with tempfile.TemporaryDirectory(prefix="ccp_test_") as t:
+        out = Path(t) / "ir"
+        cp.write_artifacts(out, jobs=2)
+        yield out
+
+
+@pytest.mark.parametrize("name", [*cp.ARTIFACTS, *cp.DERIVED])
+def test_artifact_regenerates(regenerated, name):
+    committed = (IR / f"{name}.txt").read_text(encoding="utf-8")
+    fresh = (regenerated / f"{name}.txt").read_text(encoding="utf-8")
+    a, b = cp.versionless(committed), cp.versionless(fresh)
+    assert a == b, _diff(a, b, f"data/cuda_compilation_pipeline/ir/{name}.txt")
+
+
+def test_every_shown_artifact_exists_and_is_produced():
+    produced = {f"{n}.txt" for n in [*cp.ARTIFACTS, *cp.DERIVED]} | {
+        f"triton_{s}.txt" for s in ("ttir", "ttgir", "llir", "ptx", "sass", "summary")} | {"saxpy_nvcc13.5.ptx"}
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        shown = set(re.findall(r'data/cuda_compilation_pipeline/ir/([\w.\-]+)"', text))
+        assert shown, f"{page.name} shows no artifact"
+        assert shown <= produced, f"{page.name} includes artifacts no script writes: {shown - produced}"
+    assert {p.name for p in IR.iterdir()} == produced, "data/cuda_compilation_pipeline/ir holds files no script writes"
+
+
+def test_gencode_dataset_regenerates(tmp_path):
+    _toolchain_or_skip()
+    out = tmp_path / "gencode.json"
+    p = subprocess.run([sys.executable, "scripts/cuda_pipeline_gencode.py", "--out", str(out)], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert _rows(out) == _rows(DATA / "cuda_compilation_pipeline" / "gencode.json")
+
+
+def test_resources_dataset_regenerates(regenerated, tmp_path):
+    out = tmp_path / "resources.json"
+    p = subprocess.run([sys.executable, "scripts/cuda_pipeline_resources.py", "--out", str(out),
+                        "--from", str(regenerated / "registers.txt")], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert _rows(out) == _rows(DATA / "cuda_compilation_pipeline" / "resources.json")
+
+
+def test_triton_artifacts_regenerate(tmp_path):
+    p = subprocess.run([sys.executable, "scripts/cuda_pipeline_triton.py", "--out-dir", str(tmp_path)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    for f in sorted(tmp_path.glob("triton_*.txt")):
+        committed = (IR / f.name).read_text(encoding="utf-8")
+        assert committed == f.read_text(encoding="utf-8"), _diff(committed, f.read_text(encoding="utf-8"), f.name)
+
+
+def test_newer_nvcc_ptx_regenerates(tmp_path):
+    lacking = needs.missing(["network"])
+    if lacking:
+        pytest.skip("needs " + ", ".join(lacking) + f" (fetches nvcc {cp.NEWER_NVCC} from PyPI)")
+    out = tmp_path / "newer.ptx"
+    p = subprocess.run([sys.executable, "scripts/cuda_pipeline.py", "newer-ptx", "--out", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    committed = (IR / "saxpy_nvcc13.5.ptx").read_text(encoding="utf-8")
+    assert committed == out.read_text(encoding="utf-8")
+    assert re.search(r"^\.version 9\.5$", committed, re.M)
+
+
+# ----------------------------------------------------------------------------- what the H200 showed
+
+def test_h200_observations_match_the_rules():
+    """The gencode table predicts what a compute capability 9.0 GPU does with each build; the H200 run
+    recorded what it did. They must agree, and the page's claims must be in the data."""
+    gencode = {r["combo"]: r for r in _rows(DATA / "cuda_compilation_pipeline" / "gencode.json")}
+    h200 = _rows(DATA / "cuda_compilation_pipeline" / "h200.json")
+    cold = {r["combo"]: r for r in h200 if r["group"] == "compat" and r["run_condition"] == "cond_cold"}
+    assert set(cold) == set(gencode), "the H200 run and the gencode table cover different builds"
+    expect = {"h200_sass": "outcome_sass", "h200_jit": "outcome_jit", "h200_none": "cudaErrorNoKernelImageForDevice"}
+    for combo, row in cold.items():
+        assert row["run_outcome"] == expect[gencode[combo]["on_h200"]], f"{combo}: predicted {gencode[combo]['on_h200']}, saw {row['run_outcome']}"
+    by = {(r["combo"], r["run_condition"]): r for r in h200 if r["group"] == "compat"}
+    assert by[("ptx90", "cond_warm")]["run_outcome"] == "outcome_cache_hit"
+    assert by[("arch_sm90", "cond_force_jit")]["run_outcome"] == "outcome_jit"
+    assert by[("ptx90", "cond_cold")]["first_launch_ms"] > by[("arch_sm90", "cond_cold")]["first_launch_ms"]
+    isa = {r["ptx_file"]: r["run_outcome"] for r in h200 if r["group"] == "ptx_isa"}
+    assert isa == {"ptx_nvcc13.0": "outcome_loaded", "ptx_edited_9.1": "cudaErrorUnsupportedPtxVersion",
+                   "ptx_nvcc13.5": "cudaErrorUnsupportedPtxVersion"}
+    regs = {r["reg_budget"]: r["registers_used"] for r in h200 if r["group"] == "registers"}
+    built = {r["reg_budget"]: r["registers_used"] for r in _rows(DATA / "cuda_compilation_pipeline" / "resources.json")}
+    assert regs == built, "the H200 build's register counts differ from the pinned toolchain's"
