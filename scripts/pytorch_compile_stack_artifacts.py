@@ -244,7 +244,7 @@ def capture_inductor(device: str, workdir: Path) -> dict[str, str]:
     return files, stats
 
 
-def capture_logs() -> dict[str, str]:
+def capture_logs(keep_going: bool = False) -> dict[str, str]:
     """Run the page's own snippets under TORCH_LOGS, the way a reader would."""
     out = {}
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -256,11 +256,14 @@ def capture_logs() -> dict[str, str]:
     for fname, (logs, script) in jobs.items():
         p = subprocess.run([sys.executable, str(SNIPPETS / script)], cwd=ROOT, capture_output=True, text=True,
                            env={**env, "TORCH_LOGS": logs}, timeout=300)
-        if p.returncode != 0:
-            raise SystemExit(f"{script} under TORCH_LOGS={logs} failed:\n{p.stderr[-3000:]}")
         lines = [l for l in p.stderr.splitlines() if f"[__{logs}]" in l]
-        if not lines:
-            raise SystemExit(f"{script} under TORCH_LOGS={logs} logged nothing")
+        problem = (f"{script} under TORCH_LOGS={logs} failed (rc {p.returncode})" if p.returncode
+                   else None if lines else f"{script} under TORCH_LOGS={logs} logged nothing")
+        if problem:
+            if not keep_going:
+                raise SystemExit(f"{problem}:\n{p.stderr[-3000:]}")
+            out[fname] = f"{problem}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr[-6000:]}"
+            continue
         text = "\n".join(lines)
         text = re.sub(r"^.*?\] (\[\d+/\d+\]) \[__\w+\] ?", r"\1 ", text, flags=re.M)
         if logs == "guards":
@@ -281,9 +284,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=("cpu", "cuda"), required=True)
     ap.add_argument("--out", type=Path, default=None, help="manifest JSON (default data/<name>.json)")
+    ap.add_argument("--name", default=None, help="dataset name (default pytorch_compile_stack/{cpu,gpu}_artifacts)")
     ap.add_argument("--ir-dir", type=Path, default=None,
                     help="where the artifact files go (default data/pytorch_compile_stack/ir/<device>)")
     ap.add_argument("--no-logs", action="store_true", help="skip the TORCH_LOGS captures (cpu only)")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="record a failing snippet's output as its log instead of stopping (version comparisons)")
     args = ap.parse_args(argv)
 
     import torch
@@ -299,7 +305,7 @@ def main(argv=None) -> int:
         os.environ["TRITON_CACHE_DIR"] = str(tmp / "cache" / "triton")
         files, stats = capture_inductor(args.device, tmp / "trace")
         if args.device == "cpu" and not args.no_logs:
-            files.update(capture_logs())
+            files.update(capture_logs(args.keep_going))
         staged = tmp / "staged"
         staged.mkdir()
         rows = []
@@ -314,7 +320,7 @@ def main(argv=None) -> int:
             "nodes_post_fusion": {"unit": "nodes", "noise": 0.0},
             "kernels": {"unit": "kernels", "noise": 0.0},
         }
-        ds = data.new(NAME[args.device], metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
+        ds = data.new(args.name or NAME[args.device], metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
                       simdlen=256 if args.device == "cpu" else None, threads=2)
         # only now, with everything captured and valid, replace the committed files
         ir_dir.mkdir(parents=True, exist_ok=True)

@@ -133,7 +133,9 @@ def reset_compiler():
     with contextlib.suppress(Exception):
         from torch._inductor import cudagraph_trees
         cudagraph_trees.reset_cudagraph_trees()
-    ind_utils.clear_inductor_caches()
+    clear = getattr(ind_utils, "clear_inductor_caches", None) or getattr(ind_utils, "clear_caches", None)
+    if clear is not None:
+        clear()
     gc.collect()
 
 
