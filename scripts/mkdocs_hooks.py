@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -86,7 +87,15 @@ def on_files(files: Files, config, **kwargs):
     for f in list(files):
         if not isinstance(f, NotebookFile) and plugin.should_include(f):
             files.remove(f)
-            files.append(NotebookFile(f, **config))
+            nb = NotebookFile(f, **config)
+            # NotebookFile derives its URL from the source path (en/notebooks/x.ipynb); use the
+            # destination i18n chose instead (notebooks/x.ipynb for the default language).
+            dest = f.dest_uri
+            base = dest[: -len(".ipynb")] if dest.endswith(".ipynb") else dest.rsplit("/", 1)[0]
+            nb.dest_path = f"{base}/index.html"
+            nb.abs_dest_path = os.path.normpath(os.path.join(config.site_dir, nb.dest_path))
+            nb.url = f"{base}/"
+            files.append(nb)
     return files
 
 
