@@ -49,8 +49,9 @@ def on_config(config, **kwargs):
 def _tame_jupyter_cache(config):
     """mkdocs-jupyter deletes every cache entry not used by *this* build in on_post_build.
     mkdocs-static-i18n runs one build per language, so each build deleted the other
-    language's entries and every build re-converted every notebook. Keep the entries
-    of all languages: the cache is keyed by the notebook's content anyway."""
+    language's entries and every build re-converted every notebook. Keep the entries:
+    the cache is keyed by the notebook's content, so a stale entry is never used, only
+    left behind in the git-ignored .cache/ (delete it at will)."""
     plugin = config.plugins.get("mkdocs-jupyter")
     if plugin is None or getattr(plugin, "_site_tamed", False):
         return
@@ -150,19 +151,6 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs):
     return markdown
 
 
-def _prune_jupyter_cache(config):
-    """What mkdocs-jupyter's own cleanup did, but once, after every language was built."""
-    plugin = config.plugins.get("mkdocs-jupyter")
-    used = getattr(plugin, "_used_cache_paths", None)
-    if not plugin or used is None or (Path(config.site_dir) / "zh").is_dir() is False:
-        return
-    cache_dir = Path(plugin.config["cache_dir"])
-    if cache_dir.is_dir():
-        for f in cache_dir.glob("*.json"):
-            if f not in used:
-                f.unlink()
-
-
 CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
 
 
@@ -197,7 +185,6 @@ def on_post_build(config, **kwargs):
     """mkdocs-static-i18n stacks every language's entries into one index at site/search/.
     Split it: English entries stay there, Chinese entries go to site/zh/search/, which is where Chinese pages now look (on_post_page)."""
     root = Path(config.site_dir)
-    _prune_jupyter_cache(config)
     index = root / "search" / "search_index.json"
     if not index.exists():
         return

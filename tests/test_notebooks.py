@@ -19,8 +19,8 @@ def _code(nb):
 def test_notebook_has_the_pages_code(page):
     nb = build(page)
     nbformat.validate(nbformat.from_dict(nb))
-    py_cells = "".join(c for c in _code(nb) if not c.startswith("%%bash"))
-    py_blocks = "".join(b.code for b in blocks(page) if b.lang in ("python", "py"))
+    py_cells = "\n".join(c for c in _code(nb) if not c.startswith("%%bash"))
+    py_blocks = "\n".join(b.code for b in blocks(page) if b.lang in ("python", "py"))
     assert py_cells.split() == py_blocks.split(), "notebook code cells differ from the page's Python blocks"
 
 
