@@ -1,8 +1,8 @@
+# --8<-- [start:check_env]
 """What is installed, which GPU torch sees, where Triton caches kernels.
 
     python snippets/triton_getting_started/check_env.py
 """
-# --8<-- [start:check_env]
 import importlib.metadata as md
 import platform
 

@@ -1,10 +1,10 @@
+# --8<-- [start:debug]
 """Debugging on the CPU: Triton's interpreter, tl.device_print, tl.static_assert.
 
     python snippets/triton_getting_started/debug.py
 
 It runs the same with or without a GPU: it switches the interpreter on itself.
 """
-# --8<-- [start:debug]
 import os
 
 # Before @triton.jit runs: kernels then execute as NumPy code on the CPU.
