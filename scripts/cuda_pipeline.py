@@ -289,7 +289,7 @@ def cfg_mermaid(dot: str) -> str:
         for f in fields:
             f = re.sub(r"^<\w+>", "", f)
             for raw in f.split("\\l"):
-                t = re.sub(r"\\(.)", r"\1", raw).replace("\t", " ").strip()
+                t = re.sub(r"\\(.)", r"\1", raw).replace("\t", " ").strip().removesuffix(" ;")
                 if t and not t.startswith(".") and not t.endswith(":"):
                     lines.append(t)
         nodes[m.group("id")] = lines

@@ -22,6 +22,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 TRITON_BIN = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"   # ptxas, cuobjdump, nvdisasm
+
 # --8<-- [end:imports]
 
 
