@@ -20,7 +20,7 @@ DATASETS = [
     Dataset("foundation/ceilings", "scripts/measure/ceilings.py", budget_s=60),
     Dataset("triton_getting_started/vector_add", "scripts/measure/triton_getting_started_vector_add.py", budget_s=90),
     Dataset("triton_getting_started/ptx", "scripts/measure/triton_getting_started_ptx.py", needs="cpu", budget_s=10),
-    Dataset("cuda_compilation_pipeline/h200", "scripts/measure/cuda_compilation_pipeline.py", budget_s=90),
+    Dataset("cuda_compilation_pipeline/h200", "scripts/measure/cuda_compilation_pipeline.py", budget_s=70),
     Dataset("cuda_compilation_pipeline/gencode", "scripts/cuda_pipeline_gencode.py", needs="cpu", budget_s=30),
     Dataset("cuda_compilation_pipeline/resources", "scripts/cuda_pipeline_resources.py", needs="cpu", budget_s=15),
     Dataset("how_ai_compilers_work/fusion", "scripts/measure/how_ai_compilers_work_fusion.py", budget_s=40),
