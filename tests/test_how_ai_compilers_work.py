@@ -118,10 +118,12 @@ def test_model_and_search():
         preds = [g.predicted_ms(M=M, N=N, K=K, **c.all_kwargs()) for c in space]
         floor = 2 * M * N * K / (g.Gpu().tensor_tflops * 1e12) * 1e3
         assert all(p >= floor for p in preds), "no config may beat the tensor-core roofline"
-        # a partial last wave costs time: the same tile count rounded up to 132 SMs
-        w = g.model(M=132 * 128, N=128, K=K, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_stages=3, num_warps=8)
-        w1 = g.model(M=133 * 128, N=128, K=K, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_stages=3, num_warps=8)
-        assert w1["wave_eff"] < 0.6 and w1["ms"] > 1.5 * w["ms"], (w, w1)
+        # a partial last wave costs a whole wave: 132 tiles fill the SMs once, 144 need two rounds
+        fast_l2 = g.Gpu(l2_over_dram=20.0)                   # isolate the tensor-core term
+        kw = dict(N=12 * 128, K=16384, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_stages=3, num_warps=8, gpu=fast_l2)
+        w, w1 = g.model(M=11 * 128, **kw), g.model(M=12 * 128, **kw)
+        assert w["bound"] == w1["bound"] == "mma" and w["wave_eff"] == 1.0, (w, w1)
+        assert w1["wave_eff"] < 0.6 and w1["ms"] > 1.9 * w["ms"], (w, w1)
 
         # ridge regression recovers a quadratic
         rng = np.random.default_rng(1)

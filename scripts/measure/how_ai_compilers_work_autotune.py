@@ -78,7 +78,8 @@ def main(argv=None) -> int:
     gemm = load_snippet("gemm_tuning")
     space = gemm.config_space()
     if common.SMOKE:   # the interpreter runs tiles as numpy arrays: a few small configs
-        space = [c for c in space if c.kwargs["BLOCK_M"] <= 64 and c.kwargs["BLOCK_K"] <= 64 and c.num_stages <= 3]
+        space = [c for c in space if c.kwargs["BLOCK_M"] <= 64 and c.kwargs["BLOCK_N"] <= 128
+                 and c.kwargs["BLOCK_K"] <= 32 and c.num_stages <= 3]
 
     # Compile first, in forked workers, before this process touches CUDA (a CUDA context does not survive fork).
     t0 = time.perf_counter()
@@ -138,7 +139,7 @@ def main(argv=None) -> int:
     # Route 3: the learned cost model.
     measure = lambda cfg: gemm.bench(lambda: gemm.matmul_bias_gelu(a, b, bias, config=cfg))
     t0 = time.perf_counter()
-    budget = 8 if common.SMOKE else 24
+    budget = 6 if common.SMOKE else 24
     best, _, n = gemm.guided_search(space, measure, M, N, K, n_init=budget // 3, per_round=4, budget=budget, seed=0)
     sync()
     tuning["cost_model"] = (best, n, time.perf_counter() - t0)

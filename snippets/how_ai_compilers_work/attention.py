@@ -7,6 +7,7 @@ it back three times; the fused kernel (FlashAttention-2, called through PyTorch'
 keeps each tile of scores on chip. scripts/measure/how_ai_compilers_work_fusion.py
 imports this file for the page's table.
 """
+# needs: gpu
 # --8<-- [start:attention]
 import math
 
