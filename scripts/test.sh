@@ -18,6 +18,9 @@ PY=${PYTHON:-python3}
 [ -d .venv ] || $PY -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --disable-pip-version-check -r requirements-test.txt
+# the CUDA toolchain from PyPI (nvcc, ptxas, cuobjdump, nvdisasm) for the CUDA pipeline page:
+# compiling and disassembling need no GPU
+python -m pip install -q --disable-pip-version-check -r requirements-cuda.txt
 python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
 # two workers (the CI machine has 2 cores); English and Chinese copies of a block share a worker
