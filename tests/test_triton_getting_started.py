@@ -147,6 +147,9 @@ MESSAGES = {
     "not_a_file": "@jit functions should be defined in a Python file",
     "numpy_24": "only 0-dimensional arrays can be converted to Python scalars",
     "out_of_resource": "out of resource: shared memory",
+    "no_cc": "Failed to find C compiler. Please specify via CC environment variable "
+             "or set triton.knobs.build.impl.",
+    "no_libcuda": "libcuda.so cannot found!",
 }
 
 
@@ -253,3 +256,19 @@ def test_interpreter_loop_over_a_runtime_bound_depends_on_numpy():
         assert p.returncode != 0 and MESSAGES["numpy_24"] in p.stderr, p.stderr[-2000:]
     else:
         assert p.returncode == 0 and p.stdout.strip() == "100.0", p.stderr[-2000:]
+
+
+def test_no_c_compiler(tmp_path, monkeypatch):
+    # No CC and nothing on the PATH: what a bare container gives Triton when it builds its launcher.
+    monkeypatch.delenv("CC", raising=False)
+    p = _run("from triton.runtime.build import _build\n"
+             f"_build('k', 'k.c', {str(tmp_path)!r}, [], [], [], [])\n", PATH=str(tmp_path))
+    assert p.returncode != 0 and MESSAGES["no_cc"] in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a machine with a GPU has libcuda")
+def test_no_libcuda():
+    from triton.backends.nvidia.driver import libcuda_dirs
+    libcuda_dirs.cache_clear()
+    with pytest.raises(AssertionError, match="libcuda.so cannot found!"):
+        libcuda_dirs()

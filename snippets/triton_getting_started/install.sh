@@ -1,4 +1,6 @@
-# Linux, an NVIDIA GPU and its driver (`nvidia-smi` must work).
+# Linux, an NVIDIA GPU and its driver (`nvidia-smi` must work), plus a C
+# compiler and the Python headers, for the launcher Triton builds at first use:
+#   sudo apt install build-essential python3-dev python3-venv
 python3 -m venv .venv && . .venv/bin/activate
 # torch brings the Triton it was built with: do not install triton over it.
 # The index picks the CUDA build (here CUDA 13.0); pytorch.org lists others.
