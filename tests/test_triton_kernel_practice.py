@@ -179,76 +179,42 @@ def test_vector_add_ragged_and_errors():
 
 
 # -- Hopper code paths, compiled for sm_90 on any machine ---------------------------------
-# Compiled in a fresh process: the interpreter used above patches triton.language in this one.
-
-COMPILE = r"""
-import importlib.util, json, os, re, subprocess, sys, tempfile
-from pathlib import Path
-import torch, triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, Path(sys.argv[1]) / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-def report(kernel, sig, const, divisible, num_warps, num_stages):
-    attrs = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
-    k = triton.compile(ASTSource(kernel, sig, const, attrs), target=GPUTarget("cuda", 90, 32),
-                       options={"num_warps": num_warps, "num_stages": num_stages})
-    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(k.asm["cubin"])
-    sass = subprocess.run([str(tool), "-sass", f.name], capture_output=True, text=True, check=True).stdout
-    usage = subprocess.run([str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True, check=True).stdout
-    os.unlink(f.name)
-    return {"hgmma": "HGMMA" in sass, "tma_load": "UTMALDG" in sass, "tma_store": "UTMASTG" in sass,
-            "stack": int(re.search(r"STACK:(\d+)", usage).group(1)), "shared": k.metadata.shared,
-            "warps": k.metadata.num_warps}
-
-out = {}
-g = load("gemm")
-for dtype, dt in ((torch.float16, "fp16"), (torch.bfloat16, "bf16")):
-    c = dict(g.TMA_CONFIGS[dtype])
-    BM, BN, BK, split = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], c["EPI_SPLIT"]
-    sig = {"a_desc": f"tensordesc<{dt}[{BM}, {BK}]>", "b_desc": f"tensordesc<{dt}[{BK}, {BN}]>",
-           "c_desc": f"tensordesc<{dt}[{BM}, {BN // 2 if split else BN}]>", "M": "i32", "N": "i32", "K": "i32"}
-    const = {"BLOCK_M": BM, "BLOCK_N": BN, "BLOCK_K": BK, "GROUP_M": c["GROUP_M"], "NUM_SMS": 132,
-             "B_KMAJOR": False, "EPI_SPLIT": split}
-    sig.update({k: "constexpr" for k in const})
-    out[f"gemm_{dt}"] = report(g.matmul_tma_kernel, sig, const, ["M", "N", "K"], c["num_warps"], c["num_stages"])
-fa = load("flash_attention")
-names = fa.attn_fwd_kernel.arg_names
-for (D, causal), c in fa.ATTN_CONFIGS.items():
-    c = dict(c)
-    W, S = c.pop("num_warps"), c.pop("num_stages")
-    const = dict(HEAD_DIM=D, CAUSAL=causal, EVEN_N=True, **c)
-    sig = {n: "i32" for n in names}
-    sig.update(Q="*fp16", K="*fp16", V="*fp16", O="*fp16", sm_scale="fp32")
-    sig.update({k: "constexpr" for k in const})
-    divisible = [n for n in names if n not in const and n not in ("B", "H", "sm_scale")]
-    out[f"attention_D{D}_{'causal' if causal else 'full'}"] = report(fa.attn_fwd_kernel, sig, const, divisible, W, S)
-print(json.dumps(out))
-"""
-
+# The resources dataset is regenerated in a fresh process (the interpreter used above patches
+# triton.language in this one) and must equal the committed file; the configurations the
+# wrappers use must compile to HGMMA and TMA, fit in shared memory and not spill.
 
 @pytest.fixture(scope="module")
-def hopper_builds():
+def resources(tmp_path_factory):
+    out = tmp_path_factory.mktemp("resources") / "resources.json"
     env = {**os.environ, "TRITON_INTERPRET": "0"}
-    p = subprocess.run([sys.executable, "-c", COMPILE, str(SNIPPETS)], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run([sys.executable, "scripts/measure/triton_kernel_practice_resources.py", "--out", str(out)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return json.loads(out.read_text())
 
 
-def test_hopper_kernels_use_hgmma_and_tma_without_spills(hopper_builds):
-    assert set(hopper_builds) == {"gemm_fp16", "gemm_bf16", "attention_D64_full", "attention_D64_causal",
-                                  "attention_D128_full", "attention_D128_causal"}
-    for name, r in hopper_builds.items():
-        assert r["hgmma"], f"{name}: no HGMMA in the SASS: the tensor cores run on a slower path"
-        assert r["tma_load"], f"{name}: no TMA load (UTMALDG) in the SASS"
-        assert r["stack"] == 0, f"{name}: {r['stack']} bytes of stack frame (register spilling)"
-        assert r["shared"] <= 227 * 1024, f"{name}: {r['shared']} bytes of shared memory do not fit an H200 block"
-    assert hopper_builds["gemm_fp16"]["tma_store"] and hopper_builds["gemm_bf16"]["tma_store"]
+def test_resources_dataset_regenerates(resources):
+    committed = json.loads((ROOT / "data" / "triton_kernel_practice" / "resources.json").read_text())
+    assert resources["rows"] == committed["rows"], "compiled resources changed: rerun the script and commit the data"
+
+
+def _row(resources, **key):
+    found = [r for r in resources["rows"] if all(r.get(k) == v for k, v in key.items())]
+    assert len(found) == 1, key
+    return found[0]
+
+
+def test_chosen_configs_use_hopper_paths_without_spills(resources):
+    gj = _load("gemm", False)
+    for dtype in (torch.float16, torch.bfloat16):
+        c = gj.TMA_CONFIGS[dtype]
+        r = _row(resources, table="gemm", kernel="tma_persistent", BLOCK_M=c["BLOCK_M"], BLOCK_N=c["BLOCK_N"],
+                 BLOCK_K=c["BLOCK_K"], num_warps=c["num_warps"], num_stages=c["num_stages"],
+                 epi_split="on" if c["EPI_SPLIT"] else "off")
+        assert (r["hgmma"], r["tma"], r["fits"], r["spill_bytes"]) == ("yes", "yes", "yes", 0), r
+    faj = _load("flash_attention", False)
+    for (D, causal), c in faj.ATTN_CONFIGS.items():
+        r = _row(resources, table="attention", D=D, BLOCK_M=c["BLOCK_M"], BLOCK_N=c["BLOCK_N"],
+                 num_warps=c["num_warps"], num_stages=c["num_stages"], warp_spec="on" if c["WARP_SPEC"] else "off")
+        assert (r["hgmma"], r["tma"], r["fits"], r["spill_bytes"]) == ("yes", "yes", "yes", 0), (D, causal, r)
+        assert r["warps"] == c["num_warps"] * (3 if c["WARP_SPEC"] else 1), r   # warp specialization took

@@ -59,7 +59,7 @@ def main(argv=None) -> int:
         del x, y, ref
     metrics = {
         "tbps": {"unit": "TB/s", "noise": 0.06, "fmt": ".2f"},
-        "frac_copy": {"unit": "×", "noise": 0.06, "fmt": ".2f"},
+        "frac_copy": {"unit": "×", "noise": 0.06, "fmt": ".3f"},
         "ratio_torch": {"unit": "×", "noise": 0.06, "fmt": ".2f"},
         "met_torch": {"unit": "bool", "noise": 0},
         "met_copy": {"unit": "bool", "noise": 0},

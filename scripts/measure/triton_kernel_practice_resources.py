@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Resources of the "Triton Kernel Practice" kernels per configuration, compiled for an H200
+(sm_90) on any machine, no GPU needed.
+
+For each block size / num_warps / num_stages / warp-specialization choice the tuning section
+discusses, the page's own kernels are compiled with the installed Triton (and the ptxas it
+ships) for sm_90, and the cubin is read with its cuobjdump: registers per thread, stack frame
+(bytes of register spilling), shared memory per program, warps launched (warp specialization
+adds its own), and whether the SASS uses the Hopper tensor-core instruction (HGMMA) and the
+bulk tensor copy (TMA, UTMALDG). A program
+fits an H200 multiprocessor when its shared memory is at most 227 KiB.
+
+    python scripts/measure/triton_kernel_practice_resources.py [--out data/triton_kernel_practice/resources.json]
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from triton_kernel_practice_common import parse, snippet, write
+
+NAME = "triton_kernel_practice/resources"
+SMEM_LIMIT = 227 * 1024      # bytes of shared memory one program may use on sm_90
+
+GEMM_PTR = [  # BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages
+    (64, 64, 32, 4, 3), (128, 128, 32, 4, 3), (128, 128, 64, 4, 2), (128, 128, 64, 4, 3),
+    (128, 128, 64, 4, 4), (128, 128, 64, 8, 3), (128, 256, 64, 8, 2), (128, 256, 64, 8, 3),
+    (128, 256, 64, 8, 4), (256, 128, 64, 8, 3), (128, 256, 128, 8, 3)]
+GEMM_TMA = [  # BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages, EPI_SPLIT
+    (128, 128, 64, 4, 4, False), (128, 256, 64, 8, 3, False), (128, 256, 64, 8, 3, True),
+    (128, 256, 64, 8, 4, False), (128, 256, 64, 8, 4, True)]
+SOFTMAX_FUSED = [  # BLOCK, ROWS, num_warps
+    (1024, 1, 2), (1024, 2, 2), (8192, 1, 1), (8192, 1, 2), (8192, 1, 4), (8192, 1, 16),
+    (16384, 1, 16), (16384, 1, 32), (65536, 1, 32)]
+SOFTMAX_ONLINE = [  # BLOCK, num_warps, STAGES, UNROLL
+    (4096, 8, 1, 1), (4096, 8, 2, 1), (4096, 8, 3, 1), (4096, 8, 3, 2), (16384, 16, 2, 1)]
+ATTN = [  # HEAD_DIM, BLOCK_M, BLOCK_N, num_warps, num_stages, WARP_SPEC
+    (64, 128, 64, 4, 3, False), (64, 128, 128, 8, 3, False), (64, 128, 128, 4, 2, True),
+    (128, 64, 64, 4, 3, False), (128, 128, 64, 4, 3, False), (128, 128, 128, 4, 3, False),
+    (128, 128, 128, 8, 3, False), (128, 128, 128, 4, 2, True)]
+
+
+def main(argv=None) -> int:
+    args = parse(__doc__, NAME, argv)
+    os.environ["TRITON_INTERPRET"] = "0"          # compile, do not interpret
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    g, sm, fa = snippet("gemm"), snippet("softmax"), snippet("flash_attention")
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    rows = []
+
+    def build(row, kernel, sig, const, divisible, num_warps, num_stages):
+        attrs = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
+        sig = {**sig, **{k: "constexpr" for k in const}}
+        k = triton.compile(ASTSource(kernel, sig, const, attrs), target=GPUTarget("cuda", 90, 32),
+                           options={"num_warps": num_warps, "num_stages": num_stages})
+        with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+            f.write(k.asm["cubin"])
+        try:
+            usage = subprocess.run([str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True,
+                                   check=True).stdout
+            sass = subprocess.run([str(tool), "-sass", f.name], capture_output=True, text=True, check=True).stdout
+        finally:
+            os.unlink(f.name)
+        row.update(regs=int(re.search(r"REG:(\d+)", usage).group(1)),
+                   spill_bytes=int(re.search(r"STACK:(\d+)", usage).group(1)),
+                   smem_kb=k.metadata.shared / 1024, warps=k.metadata.num_warps,
+                   fits="yes" if k.metadata.shared <= SMEM_LIMIT else "no",
+                   hgmma="yes" if "HGMMA" in sass else "no", tma="yes" if "UTMALDG" in sass else "no")
+        rows.append(row)
+        print(row, flush=True)
+
+    ptr = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
+           "stride_cm": "i32", "stride_cn": "i32"}
+    for bm, bn, bk, w, st in GEMM_PTR:
+        const = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+                 "GROUP_M": 8, "EVEN_K": True}
+        build({"table": "gemm", "kernel": "grouped", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
+               "num_stages": st, "epi_split": "off"}, g.matmul_grouped_kernel, ptr, const,
+              ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"], w, st)
+    for bm, bn, bk, w, st, split in GEMM_TMA:
+        sig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bk}, {bn}]>",
+               "c_desc": f"tensordesc<fp16[{bm}, {bn // 2 if split else bn}]>", "M": "i32", "N": "i32", "K": "i32"}
+        const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "NUM_SMS": 132, "B_KMAJOR": False,
+                 "EPI_SPLIT": split}
+        build({"table": "gemm", "kernel": "tma_persistent", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+               "num_warps": w, "num_stages": st, "epi_split": "on" if split else "off"},
+              g.matmul_tma_kernel, sig, const, ["M", "N", "K"], w, st)
+
+    sm_sig = {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": "i32", "in_col_stride": "i32",
+              "out_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"}
+    for blk, rows_per, w in SOFTMAX_FUSED:
+        build({"table": "softmax_fused", "BLOCK": blk, "ROWS": rows_per, "num_warps": w},
+              sm.softmax_row_kernel, sm_sig, {"in_col_stride": 1, "BLOCK": blk, "ROWS": rows_per},
+              ["out_ptr", "in_ptr", "in_row_stride", "out_row_stride", "n_rows", "n_cols"], w, 3)
+    for blk, w, st, un in SOFTMAX_ONLINE:
+        build({"table": "softmax_online", "BLOCK": blk, "num_warps": w, "num_stages": st, "unroll": un},
+              sm.softmax_online_kernel, sm_sig, {"in_col_stride": 1, "BLOCK": blk, "STAGES": st, "UNROLL": un},
+              ["out_ptr", "in_ptr", "in_row_stride", "out_row_stride", "n_rows", "n_cols"], w, 3)
+
+    names = fa.attn_fwd_kernel.arg_names
+    for D, bm, bn, w, st, ws in ATTN:
+        const = {"HEAD_DIM": D, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": False, "WARP_SPEC": ws, "EVEN_N": True}
+        sig = {n: "i32" for n in names if n not in const}
+        sig.update(Q="*fp16", K="*fp16", V="*fp16", O="*fp16", sm_scale="fp32")
+        divisible = [n for n in names if n not in const and n not in ("B", "H", "sm_scale")]
+        build({"table": "attention", "D": D, "BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": st,
+               "warp_spec": "on" if ws else "off"}, fa.attn_fwd_kernel, sig, const, divisible, w, st)
+
+    metrics = {
+        "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
+        "spill_bytes": {"unit": "bytes", "noise": 0, "fmt": "d"},
+        "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f"},
+        "warps": {"unit": "warps", "noise": 0, "fmt": "d"},
+    }
+    write(NAME, metrics, rows, args.out, argv, __file__)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
