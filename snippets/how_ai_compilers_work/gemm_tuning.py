@@ -28,8 +28,8 @@ DEVICE = "cpu" if INTERPRET else "cuda"
 @triton.jit
 def matmul_bias_gelu_kernel(
         a_ptr, b_ptr, bias_ptr, c_ptr,       # A [M, K], B [K, N], bias [N], C [M, N]; fp16
-        M, N, K,
-        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+        M, N, K,                             # C is M x N; the dot products run over K
+        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,   # element strides
         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,   # output tile of one program instance
         BLOCK_K: tl.constexpr,               # depth of one step along K
         GROUP_M: tl.constexpr):              # tiles of M walked together, so B stays in L2
