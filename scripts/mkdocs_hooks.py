@@ -151,6 +151,25 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs):
     return markdown
 
 
+NB_MERMAID_LOADER = re.compile(r'<script type="module">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*?</script>', re.S)
+
+
+NB_MERMAID_BLOCK = re.compile(r'<div class="jp-Mermaid"><pre class="mermaid">(.*?)</pre>\s*</div>', re.S)
+
+
+def _offline_notebook(html: str) -> str:
+    """nbconvert's template imports Mermaid from cdnjs and points MathJax at an empty URL.
+    Drop both: site.js renders the diagrams with the vendored Mermaid and the math with
+    the vendored KaTeX, as on every other page."""
+    html = NB_MERMAID_LOADER.sub("", html)
+    html = html.replace('<script src=""> </script>', "")
+    # nbconvert leaves the diagram's <br/> line breaks as real elements; keep them as text
+    # so that Mermaid, which reads the element's text, still sees them
+    html = NB_MERMAID_BLOCK.sub(
+        lambda m: '<div class="mermaid-diagram">' + re.sub(r"<br\s*/?>", "&lt;br/&gt;", m.group(1)) + "</div>", html)
+    return html
+
+
 CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
 
 
@@ -169,6 +188,8 @@ def on_post_page(output: str, page, config, **kwargs):
     - Chinese pages use the Chinese search index (site/zh/search/), see on_post_build.
     """
     output = ALT_LINK.sub("", output)
+    if page.file.src_uri.endswith(".ipynb"):
+        output = _offline_notebook(output)
     if _lang(page) != "zh":
         return output
 

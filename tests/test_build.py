@@ -54,8 +54,12 @@ def test_no_third_party_urls_in_built_html(built_site):
     site = built_site[0]
     bad = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//(?!127\.0\.0\.1|localhost)""")
     offenders = []
+    dynamic = re.compile(r"""import\(\s*["'](?:https?:)?//|\.src\s*=\s*["'](?:https?:)?//|fetch\(\s*["'](?:https?:)?//""")
     for html in site.rglob("*.html"):
-        for m in re.finditer(r"<(?:script|link|img|iframe|source)\b[^>]*>", html.read_text(encoding="utf-8")):
+        text = html.read_text(encoding="utf-8")
+        for m in dynamic.finditer(text):
+            offenders.append(f"{html.relative_to(site)}: script loads {text[m.start():m.start() + 120]}")
+        for m in re.finditer(r"<(?:script|link|img|iframe|source)\b[^>]*>", text):
             if bad.search(m.group(0)) and 'rel="alternate"' not in m.group(0) and "rel=\"canonical\"" not in m.group(0):
                 offenders.append(f"{html.relative_to(site)}: {m.group(0)[:160]}")
     for css in site.rglob("*.css"):

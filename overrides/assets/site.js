@@ -17,6 +17,22 @@
     });
   }
 
+  // Notebook pages (mkdocs-jupyter): math sits in rendered Markdown cells as $...$.
+  function renderNotebookMath() {
+    if (typeof renderMathInElement !== "function") return;
+    document.querySelectorAll(".jupyter-wrapper .jp-RenderedMarkdown").forEach(function (el) {
+      renderMathInElement(el, {
+        delimiters: [
+          { left: "$$", right: "$$", display: true },
+          { left: "$", right: "$", display: false },
+          { left: "\\(", right: "\\)", display: false },
+          { left: "\\[", right: "\\]", display: true },
+        ],
+        throwOnError: false,
+      });
+    });
+  }
+
   var mermaidModule = null;
   function scheme() {
     return document.body.getAttribute("data-md-color-scheme") === "slate" ? "dark" : "default";
@@ -46,6 +62,7 @@
   }
   ready(function () {
     renderMath();
+    renderNotebookMath();
     renderDiagrams();
     // Re-draw diagrams in the new palette when the reader toggles light/dark.
     new MutationObserver(renderDiagrams).observe(document.body, {
