@@ -100,3 +100,16 @@ def test_chinese_page_is_written_in_chinese(rel, en, zh):
     letters = re.findall(r"[A-Za-z]+", prose)
     han = len(HAN.findall(prose))
     assert han > 0.6 * len(letters), f"{rel}: the Chinese page reads mostly as English ({han} Han chars, {len(letters)} Latin words)"
+
+
+def test_glossary_is_one_term_per_concept():
+    import yaml
+    from sitekit import DATA
+    terms = yaml.safe_load((DATA / "glossary" / "terms.yml").read_text(encoding="utf-8"))
+    for key in ("en", "zh"):
+        seen = [t[key].lower() for t in terms]
+        dup = {s for s in seen if seen.count(s) > 1}
+        assert not dup, f"glossary: {key} term used for two concepts: {dup}"
+    for t in terms:
+        assert all(t.get(k) for k in ("en", "zh", "def_en", "def_zh")), t
+        assert HAN.search(t["def_zh"]), f"glossary: the Chinese definition of {t['en']!r} is not Chinese"
