@@ -247,7 +247,8 @@ def capture_inductor(device: str, workdir: Path) -> dict[str, str]:
 def capture_logs(keep_going: bool = False) -> dict[str, str]:
     """Run the page's own snippets under TORCH_LOGS, the way a reader would."""
     out = {}
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # two threads, as in the parent: the guard on global state records the thread count
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "2"}
     jobs = {
         "graph_breaks.log": ("graph_breaks", "graph_break.py"),
         "recompiles.log": ("recompiles", "recompile.py"),

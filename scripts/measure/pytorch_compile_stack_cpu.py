@@ -81,7 +81,7 @@ def main(argv=None) -> int:
             rows.append(crow)
             krows += k
             print(f"{wl.name:<11} {mode:<13} {crow.get('ms') or float('nan'):8.3f} ms  "
-                  f"x{crow.get('speedup') or float('nan'):5.2f}  cold {crow['compile_cold_s']:6.1f} s  "
+                  f"x{crow.get('vs_eager') or float('nan'):5.2f}  cold {crow['compile_cold_s']:6.1f} s  "
                   f"warm {crow['compile_warm_s']:5.1f} s  ok={crow['correct']}  "
                   f"kernels={crow['kernels']}+{crow['extern_calls']}", flush=True)
 

@@ -1,0 +1,154 @@
+"""Tests of the page pytorch-compile-stack beyond its code blocks.
+
+- The CPU artifacts (FX graphs, Inductor IR before and after fusion, generated C++,
+  TORCH_LOGS output) are regenerated with this machine's torch and must match the
+  committed files exactly (the script normalizes timestamps, ids, hashes and paths).
+- The committed datasets are checked for what the page claims from them: every compiled
+  case was checked against eager before it was timed, launch counts add up, every
+  workload and mode has a row (measured or explicitly not measured).
+- The kernel-launch parser is checked on committed output code, and the scripts reject
+  bad arguments with a message.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sitekit import ROOT
+from sitekit.data import load
+
+DATA = ROOT / "data" / "pytorch_compile_stack"
+IR = DATA / "ir"
+sys.path.insert(0, str(ROOT / "scripts" / "measure"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def _run(args, timeout=600):
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+# ----------------------------------------------------------------------------- regeneration
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pcs")
+    p = _run(["scripts/pytorch_compile_stack_artifacts.py", "--device", "cpu",
+              "--out", str(out / "cpu_artifacts.json"), "--ir-dir", str(out / "ir")])
+    assert p.returncode == 0, f"artifact script failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
+    return out
+
+
+def test_cpu_artifacts_match_committed(regenerated):
+    committed = sorted(f.name for f in (IR / "cpu").iterdir())
+    fresh = sorted(f.name for f in (regenerated / "ir").iterdir())
+    assert committed == fresh, f"artifact files differ: committed {committed}, regenerated {fresh}"
+    problems = []
+    for name in committed:
+        a = (IR / "cpu" / name).read_text(encoding="utf-8")
+        b = (regenerated / "ir" / name).read_text(encoding="utf-8")
+        if a != b:
+            diff = "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True),
+                                                f"committed/{name}", f"regenerated/{name}", n=1))
+            problems.append(diff[:3000])
+    assert not problems, ("regenerated CPU artifacts differ from data/pytorch_compile_stack/ir/cpu "
+                          "(run scripts/pytorch_compile_stack_artifacts.py --device cpu and review):\n"
+                          + "\n".join(problems))
+
+
+def test_cpu_artifact_manifest_matches(regenerated):
+    old = load("pytorch_compile_stack/cpu_artifacts")
+    new = json.loads((regenerated / "cpu_artifacts.json").read_text())
+    key = lambda r: r["artifact"]  # noqa: E731
+    assert sorted(old["rows"], key=key) == sorted(new["rows"], key=key)
+
+
+# ----------------------------------------------------------------------------- datasets
+
+WORKLOADS = {"pointwise", "mlp", "gpt2_fwd", "conv", "gpt2_train"}
+
+
+def _timing(ds):
+    return [r for r in ds["rows"] if r.get("kind") == "timing"]
+
+
+def test_gpu_dataset_claims():
+    ds = load("pytorch_compile_stack/gpu_workloads")
+    assert ds["provenance"]["gpu"] == "NVIDIA H200"
+    rows = _timing(ds)
+    cases = {(r["workload"], r["mode"]) for r in rows}
+    for w in WORKLOADS:
+        for m in ("eager", "default", "reduce-overhead", "max-autotune"):
+            assert (w, m) in cases, f"no row for {w}/{m} (a skipped case still needs its row)"
+    for r in rows:
+        if r["mode"] == "eager":
+            continue
+        if r.get("ms") is not None:
+            assert r["correct"] is True, f"{r['workload']}/{r['mode']} timed although not checked correct"
+            assert r["err_compiled"] <= 2 * r["err_eager"] + 2e-3
+            assert abs(r["vs_eager"] - next(e["ms"] for e in rows if e["workload"] == r["workload"]
+                                            and e["mode"] == "eager") / r["ms"]) < 1e-3 * r["vs_eager"] + 1e-4
+    # launch counts in the timing rows are the sums of the kernel rows
+    kernels = [r for r in ds["rows"] if r.get("kind") == "kernel"]
+    for r in rows:
+        if r.get("kernels") is None:
+            continue
+        mine = [k for k in kernels if (k["workload"], k["mode"]) == (r["workload"], r["mode"])]
+        ext = sum(k["launches"] for k in mine if k["kernel"].startswith(("extern_kernels", "torch.ops", "aten.")))
+        assert sum(k["launches"] for k in mine) - ext == r["kernels"]
+        assert ext == r["extern_calls"]
+    # the profiler and the output code agree on the one-kernel pointwise chain
+    pw = next(r for r in rows if (r["workload"], r["mode"]) == ("pointwise", "default"))
+    assert pw["kernels"] == pw["gpu_ops"] == 1
+
+
+def test_cpu_datasets_claims():
+    ds = load("pytorch_compile_stack/cpu_workloads")
+    rows = _timing(ds)
+    assert len({r["workload"] for r in rows}) >= 2, "the page promises at least two CPU workloads"
+    for r in rows:
+        if r["mode"] != "eager" and r.get("ms") is not None:
+            assert r["correct"] is True
+    prod = load("pytorch_compile_stack/cpu_production")
+    studies = {r["study"] for r in prod["rows"]}
+    assert {"dynamic", "regional", "caches", "aoti"} <= studies
+    dyn = {r["variant"]: r for r in prod["rows"] if r["study"] == "dynamic"}
+    # the page explains these counts: one graph per batch size, then automatic dynamic, then none
+    assert dyn["dynamic=False"]["graphs"] == dyn["dynamic=False"]["batches"]
+    assert dyn["default"]["graphs"] == 2
+    assert dyn["mark_dynamic"]["graphs"] == dyn["dynamic=True"]["graphs"] == 1
+
+
+# ----------------------------------------------------------------------------- parser and scripts
+
+def test_kernel_parser_counts_calls_not_definitions():
+    import pytorch_compile_stack_common as C
+    for device in ("cpu", "cuda"):
+        graph, ks = C.kernels_in((IR / device / "output_code.txt").read_text())
+        assert graph == "0_inference"
+        generated = [(n, c) for n, c in ks if not n.startswith("extern_kernels")]
+        assert len(generated) == 3 and all(c == 1 for _, c in generated), (device, ks)
+        assert dict(ks).get("extern_kernels.mm", 0) + dict(ks).get("extern_kernels.addmm", 0) == 2
+
+
+def test_normalize_removes_run_specific_text():
+    from pytorch_compile_stack_artifacts import normalize
+    raw = (f"V1130 02:47:46.328000 2684 torch/_dynamo/guards.py:4483] [0/0] [__guards] "
+           f"ID_MATCH: ___check_obj_id(G['F'], 139715244615904) at {ROOT}/snippets/x.py and /tmp/abc/def.py\n")
+    out = normalize(raw)
+    assert "139715244615904" not in out and str(ROOT) not in out and "02:47:46" not in out
+    assert "/tmp/abc" not in out and "snippets/x.py" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["scripts/measure/pytorch_compile_stack_gpu.py", "--budget-s", "0"], "--budget-s must be positive"),
+    (["scripts/pytorch_compile_stack_artifacts.py", "--device", "tpu"], "invalid choice"),
+    (["scripts/measure/pytorch_compile_stack_cpu.py", "--only", "resnet"], "unknown workload"),
+])
+def test_scripts_reject_bad_arguments(args, message):
+    p = _run(args, timeout=120)
+    assert p.returncode != 0 and message in p.stderr, p.stderr[-2000:]
