@@ -2,9 +2,10 @@
 """torch.compile against eager on the CPU (Inductor's C++/OpenMP backend), one process.
 
 The same workloads as the GPU dataset at CPU sizes, in float32, with the modes that
-mean something on a CPU: default and max-autotune (which there searches Inductor's
-C++ GEMM templates against oneDNN/MKL). reduce-overhead is left out: it only adds
-CUDA graphs, which a CPU does not have.
+mean something on a CPU: default, max-autotune, and max-autotune with freezing
+(weights become constants, which is what lets Inductor's C++ GEMM template compete
+with oneDNN/MKL; inference only). reduce-overhead is left out: it only adds CUDA
+graphs, which a CPU does not have.
 
 Timings are medians of wall times; peak memory comes from the profiler's allocator
 events. Slow on a small machine (max-autotune compiles take minutes): this dataset
@@ -26,7 +27,7 @@ import pytorch_compile_stack_common as C  # noqa: E402
 from sitekit import data  # noqa: E402
 
 NAME = "pytorch_compile_stack/cpu_workloads"
-CPU_MODES = ("default", "max-autotune")
+CPU_MODES = ("default", "max-autotune", C.FREEZING)
 
 
 def cpu_name() -> str:
