@@ -6,10 +6,10 @@ A backend is any callable that takes the captured FX graph and example inputs an
 returns something to run. This one prints what it receives and runs the graph as is,
 so no compiler is involved: the output shows Dynamo alone (graph capture and guards).
 """
+# --8<-- [start:backend]
 import torch
 import torch.nn.functional as F
 
-# --8<-- [start:backend]
 graphs = []
 
 

@@ -8,11 +8,11 @@ logits). Written with a Python `if`, the branch depends on a tensor's value, whi
 Dynamo cannot know while tracing: it ends the graph, runs the `if` in Python, and
 starts a second graph.
 """
+# --8<-- [start:broken]
 import torch
 import torch.nn.functional as F
 
 
-# --8<-- [start:broken]
 def clipped_gelu(x, max_norm: float = 10.0):
     n = x.norm()
     if n > max_norm:                  # Python branch on a tensor value: graph break

@@ -7,11 +7,11 @@ A counting backend records every graph Dynamo captures; five batch sizes go thro
 the same layer. No compiler runs (the backend returns the graph as is), so what is
 counted is Dynamo's decisions alone.
 """
+# --8<-- [start:counter]
 import torch
 import torch.nn.functional as F
 
 
-# --8<-- [start:counter]
 def counting_backend(log: list):
     def backend(gm, example_inputs):
         # a symbolic size arrives as a SymInt (e.g. s77), a static one is baked into the shapes

@@ -6,12 +6,13 @@ The same clipping function as the graph-break example. torch.jit.trace runs it o
 and records the ops that ran: the branch taken for the example input is baked in.
 torch.jit.script compiles the source instead, but only a typed subset of Python.
 """
+# --8<-- [start:trace]
 import warnings
 
 import torch
 import torch.nn.functional as F
 
-# --8<-- [start:trace]
+
 def clipped_gelu(x, max_norm: float = 10.0):
     n = x.norm()
     if n > max_norm:
