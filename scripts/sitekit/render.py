@@ -167,8 +167,8 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
 
 def _tick_label(v: float, log_base: int | None) -> str:
-    if log_base == 2:
-        return f"2<tspan dy='-6' font-size='9'>{int(round(math.log2(v)))}</tspan>"
+    if log_base == 2 and v > 0 and float(v).is_integer() and int(v) & (int(v) - 1) == 0:
+        return f"2<tspan dy='-6' font-size='9'>{int(math.log2(v))}</tspan>"
     if abs(v) >= 1e4 or (0 < abs(v) < 1e-2):
         return f"{v:.0e}"
     return f"{v:g}"
