@@ -32,6 +32,12 @@ DATASETS = [
     Dataset("triton_kernel_practice/gemm", "scripts/measure/triton_kernel_practice_gemm.py", budget_s=25),
     Dataset("triton_kernel_practice/attention", "scripts/measure/triton_kernel_practice_attention.py", budget_s=15),
     Dataset("triton_kernel_practice/resources", "scripts/measure/triton_kernel_practice_resources.py", needs="cpu", budget_s=60),
+    Dataset("pytorch_compile_stack/gpu_workloads", "scripts/measure/pytorch_compile_stack_gpu.py", budget_s=420),
+    Dataset("pytorch_compile_stack/gpu_artifacts", "scripts/pytorch_compile_stack_artifacts.py", budget_s=40),
+    Dataset("pytorch_compile_stack/cpu_artifacts_torch211", "scripts/pytorch_compile_stack_artifacts.py", budget_s=60),
+    Dataset("pytorch_compile_stack/cpu_artifacts", "scripts/pytorch_compile_stack_artifacts.py", needs="cpu", budget_s=60),
+    Dataset("pytorch_compile_stack/cpu_workloads", "scripts/measure/pytorch_compile_stack_cpu.py", needs="cpu", budget_s=1800),
+    Dataset("pytorch_compile_stack/cpu_production", "scripts/measure/pytorch_compile_stack_production.py", needs="cpu", budget_s=900),
 ]
 
 

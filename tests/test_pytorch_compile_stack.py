@@ -113,6 +113,14 @@ def test_cpu_datasets_claims():
     for r in rows:
         if r["mode"] != "eager" and r.get("ms") is not None:
             assert r["correct"] is True
+    # claims of the CPU section: max-autotune alone changes no kernel; freezing folds the conv block's
+    # batch norm into oneDNN convolutions (no generated kernel left) and keeps MKL for the MLP's GEMMs
+    kern = [r for r in ds["rows"] if r.get("kind") == "kernel"]
+    names = lambda w, m: sorted(r["kernel"] for r in kern if (r["workload"], r["mode"]) == (w, m))  # noqa: E731
+    for w in {r["workload"] for r in rows}:
+        assert names(w, "default") == names(w, "max-autotune"), w
+    assert not [n for n in names("conv", "max-autotune+freezing") if n.startswith("cpp_")]
+    assert "torch.ops.mkl._mkl_linear" in names("mlp", "max-autotune+freezing")
     prod = load("pytorch_compile_stack/cpu_production")
     studies = {r["study"] for r in prod["rows"]}
     assert {"dynamic", "regional", "caches", "aoti"} <= studies

@@ -420,6 +420,7 @@ def measure_compiled(runner: Runner, mode: str, eager_ms: float, *, count_ops: b
             # a shared CPU's load drifts: time eager and compiled alternately, so both see the same load
             row["eager_ms"], row["ms"] = bench_pair_ms(runner, compiled)
             row["vs_eager"] = row["eager_ms"] / row["ms"]
+            row["peak_mib"] = cpu_memory(runner, compiled)
         elif row["correct"]:
             row["ms"] = bench_ms(runner, compiled)
             row["vs_eager"] = eager_ms / row["ms"]

@@ -1,13 +1,6 @@
-"""AOTInductor: compile ahead of time into a .pt2 package, load it, run it without Dynamo.
-
-    python snippets/pytorch_compile_stack/aoti.py
-
-torch.export captures the whole model as one graph (no graph breaks allowed, no
-guards at run time); AOTInductor lowers it with the same Inductor passes as
-torch.compile and writes the kernels, a C++ wrapper and the weights into one
-package that Python (aoti_load_package) or C++ (AOTIModelPackageLoader) can load.
-"""
 # --8<-- [start:aoti]
+# AOTInductor: export, compile ahead of time into a .pt2 package, load it, run it without Dynamo.
+# Run: python snippets/pytorch_compile_stack/aoti.py
 import os
 import tempfile
 

@@ -7,6 +7,7 @@ launch instead of one per kernel, so the CPU stops being the bottleneck of small
 fast steps. Outputs live in a memory pool the next replay overwrites, which is why
 a training loop marks where each step begins.
 """
+# needs: gpu
 # --8<-- [start:train]
 import copy
 

@@ -1,13 +1,6 @@
-"""Regional compilation: compile the repeated block once instead of the whole model.
-
-    python snippets/pytorch_compile_stack/regional.py
-
-Every block of a stack runs the same forward code. Compiling the whole model gives
-Inductor one graph that is N blocks long; compiling each block gives Dynamo one code
-object whose compiled graph all N blocks reuse (their parameters are graph inputs,
-not constants), so the compiler works on one block's graph once.
-"""
 # --8<-- [start:regional]
+# Regional compilation: compile the repeated block once instead of the whole model.
+# Run: python snippets/pytorch_compile_stack/regional.py
 import os
 import tempfile
 import time
