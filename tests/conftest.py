@@ -14,6 +14,8 @@ import blockstats  # noqa: E402
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu_block: a code block that needs a CUDA GPU (selected by scripts/gpu_ci.py)")
     config.addinivalue_line("markers", "browser: drives headless Chromium against the built site")
+    # pytest-xdist registers this itself; declare it too so a GPU runner without xdist still collects
+    config.addinivalue_line("markers", "xdist_group(name): run tests of one group on one xdist worker")
 
 
 STATS_DIR = ROOT / "test-artifacts" / "blockstats"
