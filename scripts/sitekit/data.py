@@ -175,6 +175,7 @@ def write(dataset: dict, out: Path | str | None = None) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(dataset, f, indent=1, ensure_ascii=False)
             f.write("\n")
+        os.chmod(tmp, 0o644)   # mkstemp makes it private; data files are ordinary repository files
         os.replace(tmp, out)
     except BaseException:
         if os.path.exists(tmp):
