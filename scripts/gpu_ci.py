@@ -4,6 +4,7 @@
     python scripts/gpu_ci.py                 # blocks + all datasets; replace data/ on success
     python scripts/gpu_ci.py --check         # also list figures that drifted beyond noise; exit 1 if any
     python scripts/gpu_ci.py --only foundation/ceilings --no-blocks
+    python scripts/gpu_ci.py --tier nightly  # leave out the datasets marked weekly in the registry
 
 Each dataset is measured into a temporary file by its script (scripts/registry.py),
 validated, compared against the committed file, and only then moved over it, so
@@ -56,6 +57,8 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="with --check, still replace data/ with the new results")
     ap.add_argument("--only", action="append", default=[], metavar="NAME", help="re-measure only this dataset (repeatable)")
     ap.add_argument("--no-blocks", action="store_true", help="skip running the GPU-marked code blocks")
+    ap.add_argument("--tier", choices=["nightly", "all"], default="all",
+                    help="nightly: only datasets whose registry tier is nightly (under 10 minutes); all: every GPU dataset")
     ap.add_argument("--log", type=Path, default=ROOT / "test-artifacts" / "gpu_ci.log", help="full output of every script")
     args = ap.parse_args(argv)
 
@@ -67,7 +70,8 @@ def main(argv=None) -> int:
         print(f"gpu_ci: needs a CUDA GPU and torch with CUDA ({e})", file=sys.stderr)
         return 2
 
-    chosen = [by_name(n) for n in args.only] if args.only else [d for d in DATASETS if d.needs == "gpu"]
+    chosen = [by_name(n) for n in args.only] if args.only else \
+        [d for d in DATASETS if d.needs == "gpu" and (args.tier == "all" or d.tier == "nightly")]
     status = 0
     if not args.no_blocks:
         rc = run_blocks(ROOT / "test-artifacts" / "gpu_blocks.xml")

@@ -62,8 +62,16 @@ def _tame_jupyter_cache(config):
         original_pre_build(config)
         plugin._used_cache_paths |= keep
 
-    plugin.on_pre_build = on_pre_build
-    plugin.on_post_build = lambda config: None
+    def on_post_build(config):
+        return None
+
+    # MkDocs collected the plugin's bound event methods when it loaded the plugin: replace them
+    # in its event table (assigning to the instance alone would change nothing).
+    for event, replacement in (("pre_build", on_pre_build), ("post_build", on_post_build)):
+        handlers = config.plugins.events[event]
+        for i, h in enumerate(handlers):
+            if getattr(h, "__self__", None) is plugin:
+                handlers[i] = replacement
     plugin._site_tamed = True
 
 
@@ -201,6 +209,9 @@ def on_post_page(output: str, page, config, **kwargs):
     return CONFIG_SCRIPT.sub(sub, output, count=1)
 
 
+PRE_BLOCK = re.compile(r"<pre\b.*?</pre>", re.S)
+
+
 @event_priority(-200)
 def on_post_build(config, **kwargs):
     """mkdocs-static-i18n stacks every language's entries into one index at site/search/.
@@ -216,6 +227,21 @@ def on_post_build(config, **kwargs):
     en = [d for d in data["docs"] if not d["location"].startswith("zh/")]
     for d in zh:   # Chinese pages' base is the /zh/ root: locations are relative to it
         d["location"] = d["location"][len("zh/"):]
+    # Notebook pages repeat their article (and mkdocs-jupyter gives some sections the same
+    # location twice, which breaks Material's search worker): search finds the articles.
+    def keep(docs):
+        seen, out = set(), []
+        for d in docs:
+            if d["location"].startswith("notebooks/") or d["location"] in seen:
+                continue
+            seen.add(d["location"])
+            out.append(d)
+        return out
+    en, zh = keep(en), keep(zh)
+    for d in en + zh:
+        # Code listings are half the index and every page downloads the index: search the prose
+        # and inline code (`tl.dot`, `num_warps`), not the listings themselves.
+        d["text"] = re.sub(r"\s+", " ", PRE_BLOCK.sub(" ", d["text"])).strip()
     for path, docs in ((index, en), (root / "zh" / "search" / "search_index.json", zh)):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**data, "docs": docs}, separators=(",", ":"), ensure_ascii=False),

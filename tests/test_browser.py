@@ -35,16 +35,40 @@ if not Path(CHROMIUM).exists() or shutil.which("chromium") is None and not Path(
 playwright = pytest.importorskip("playwright.sync_api")
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
+class _Server(http.server.SimpleHTTPRequestHandler):
+    """A static server like the ones the site is published on: text is sent gzip-compressed
+    when the browser accepts it, so the test counts the bytes a reader actually downloads."""
+    TEXT = (".html", ".js", ".mjs", ".css", ".json", ".svg", ".xml", ".ipynb", ".txt")
+
     def log_message(self, *args):
         pass
+
+    def send_head(self):
+        path = self.translate_path(self.path)
+        if os.path.isdir(path):
+            path = os.path.join(path, "index.html")
+        if ("gzip" not in self.headers.get("Accept-Encoding", "") or not path.endswith(self.TEXT)
+                or not os.path.isfile(path)):
+            return super().send_head()
+        if os.path.isdir(self.translate_path(self.path)) and not self.path.split("?")[0].endswith("/"):
+            return super().send_head()   # let the base class redirect /dir to /dir/
+        import gzip
+        import io
+        with open(path, "rb") as f:
+            body = gzip.compress(f.read(), compresslevel=6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
 
 @pytest.fixture(scope="module")
 def server(built_site):
     site, rc, log, _ = built_site
     assert rc == 0, f"site did not build:\n{log[-3000:]}"
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Server, directory=str(site)))
     t = threading.Thread(target=httpd.serve_forever, daemon=True)
     t.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -74,7 +98,7 @@ class Visit:
     def __init__(self, browser, base):
         self.base = base
         self.ctx = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-        self.errors, self.external, self.bytes = [], [], 0
+        self.errors, self.external, self.responses = [], [], []
         host = urlparse(base).netloc
 
         def on_request(route):
@@ -88,12 +112,18 @@ class Visit:
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
 
-        def on_response(r):
+        self.page.on("response", lambda r: self.responses.append(r))
+
+    def transferred(self) -> tuple[int, int]:
+        """(bytes on the wire, bytes after decompression) of every response so far."""
+        wire = raw = 0
+        for r in self.responses:
             try:
-                self.bytes += len(r.body())
+                wire += r.request.sizes()["responseBodySize"]
+                raw += len(r.body())
             except Exception:
                 pass
-        self.page.on("response", on_response)
+        return wire, raw
 
     def open(self, path):
         self.page.goto(f"{self.base}/{path}", wait_until="networkidle")
@@ -112,6 +142,7 @@ def test_page_loads_clean_and_renders(browser, server, lang, slug, path):
             page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
             assert page.locator(".mermaid-diagram svg").count() == page.locator(".mermaid-diagram").count(), "a diagram did not render"
         if page.locator(".arithmatex").count():
+            page.wait_for_selector("body[data-math=rendered]", timeout=20000)
             assert page.locator(".arithmatex .katex").count() == page.locator(".arithmatex").count(), "math did not render"
         code = page.locator(".md-typeset pre > code")
         if code.count():
@@ -125,7 +156,8 @@ def test_page_loads_clean_and_renders(browser, server, lang, slug, path):
         page.wait_for_timeout(300)
         assert not v.errors, f"console errors: {v.errors}"
         assert not v.external, f"requests left the local server: {v.external}"
-        assert v.bytes < PAGE_BUDGET, f"{v.bytes / 1e6:.2f} MB transferred, budget 1.5 MB"
+        wire, raw = v.transferred()
+        assert wire < PAGE_BUDGET, f"{wire / 2**20:.2f} MiB transferred ({raw / 2**20:.2f} MiB uncompressed), budget 1.5 MiB"
     finally:
         v.close()
 

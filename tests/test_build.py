@@ -45,6 +45,10 @@ def test_search_index_is_split_by_language(built_site):
     # the Chinese index is segmented by jieba: words separated by zero-width spaces
     assert any("\u200b" in d["text"] for d in zh["docs"])
     assert "\\u200b" in zh["config"]["separator"] or "\u200b" in zh["config"]["separator"]
+    for index in (en, zh):
+        locations = [d["location"] for d in index["docs"]]
+        assert len(locations) == len(set(locations)), "duplicate locations break Material's search worker"
+        assert not any(l.startswith("notebooks/") for l in locations), "notebook pages duplicate their articles"
     zh_titles = [d for d in zh["docs"] if han.search(d["title"] + d["text"])]
     assert len(zh_titles) >= len(zh["docs"]) * 0.8, "the Chinese index holds non-Chinese pages"
 

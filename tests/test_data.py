@@ -39,8 +39,10 @@ def test_registry_scripts_have_help():
 
 
 def test_gpu_ci_budget():
-    total = sum(d.budget_s for d in DATASETS if d.needs == "gpu")
-    assert total <= 480, f"GPU datasets budget {total} s; GPU CI must stay under 10 minutes with the code blocks"
+    """The nightly GPU CI (datasets plus about 90 s of GPU code blocks) must fit in 10 minutes."""
+    nightly = sum(d.budget_s for d in DATASETS if d.needs == "gpu" and d.tier == "nightly")
+    assert nightly <= 500, f"nightly GPU datasets budget {nightly} s; with the code blocks GPU CI must stay under 10 minutes"
+    assert all(d.tier in ("nightly", "weekly") for d in DATASETS)
 
 
 def _sample():

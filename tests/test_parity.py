@@ -85,7 +85,9 @@ def test_code_is_included_not_typed(lang):
             body = [l for l in lines[i + 1:j] if l.strip()]
             prev = next((l.strip() for l in reversed(lines[:i]) if l.strip()), "")
             is_output = "expected-output" in prev
-            is_include = body and all(re.match(r"""^\s*-{1,}8<-{1,}\s+["']?(snippets|data)/""", l) for l in body)
+            # an include of a project file (snippets/, data/, or a file like requirements-cuda.txt that
+            # a page shows as it is): the text lives in exactly one place
+            is_include = body and all(re.match(r"""^\s*-{1,}8<-{1,}\s+["']?[\w./-]+""", l) for l in body)
             if not (is_include or info in INLINE_OK or is_output):
                 problems.append(f"{page.relative_to(DOCS)}:{i + 1}: ```{info} block is typed on the page; "
                                 "include it from snippets/ or data/")

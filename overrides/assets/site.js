@@ -4,33 +4,54 @@
   var here = document.currentScript && document.currentScript.src;
   var vendor = new URL("vendor/", here || document.baseURI).href;
 
-  function renderMath() {
-    if (typeof renderMathInElement !== "function") return;
-    document.querySelectorAll(".arithmatex").forEach(function (el) {
-      renderMathInElement(el, {
-        delimiters: [
-          { left: "\\(", right: "\\)", display: false },
-          { left: "\\[", right: "\\]", display: true },
-        ],
-        throwOnError: false,
+  // KaTeX is fetched only by pages that have math (about 300 KB with its CSS).
+  var katexLoaded = null;
+  function loadKatex() {
+    if (katexLoaded) return katexLoaded;
+    function script(src) {
+      return new Promise(function (ok, fail) {
+        var s = document.createElement("script");
+        s.src = src; s.onload = ok; s.onerror = fail;
+        document.head.appendChild(s);
       });
+    }
+    var css = document.createElement("link");
+    css.rel = "stylesheet"; css.href = vendor + "katex/katex.min.css";
+    document.head.appendChild(css);
+    katexLoaded = script(vendor + "katex/katex.min.js").then(function () {
+      return script(vendor + "katex/auto-render.min.js");
     });
+    return katexLoaded;
+  }
+
+  function renderIn(elements, delimiters) {
+    if (!elements.length) return;
+    loadKatex().then(function () {
+      elements.forEach(function (el) {
+        renderMathInElement(el, { delimiters: delimiters, throwOnError: false });
+      });
+      document.body.setAttribute("data-math", "rendered");
+    }).catch(function (e) { console.error("katex:", e); });
+  }
+
+  function renderMath() {
+    // pymdownx.arithmatex (generic mode) wraps math in .arithmatex with \( \) and \[ \]
+    renderIn(Array.prototype.slice.call(document.querySelectorAll(".arithmatex")), [
+      { left: "\\(", right: "\\)", display: false },
+      { left: "\\[", right: "\\]", display: true },
+    ]);
   }
 
   // Notebook pages (mkdocs-jupyter): math sits in rendered Markdown cells as $...$.
   function renderNotebookMath() {
-    if (typeof renderMathInElement !== "function") return;
-    document.querySelectorAll(".jupyter-wrapper .jp-RenderedMarkdown").forEach(function (el) {
-      renderMathInElement(el, {
-        delimiters: [
-          { left: "$$", right: "$$", display: true },
-          { left: "$", right: "$", display: false },
-          { left: "\\(", right: "\\)", display: false },
-          { left: "\\[", right: "\\]", display: true },
-        ],
-        throwOnError: false,
-      });
-    });
+    var cells = Array.prototype.slice.call(document.querySelectorAll(".jupyter-wrapper .jp-RenderedMarkdown"))
+      .filter(function (el) { return el.textContent.indexOf("$") >= 0; });
+    renderIn(cells, [
+      { left: "$$", right: "$$", display: true },
+      { left: "$", right: "$", display: false },
+      { left: "\\(", right: "\\)", display: false },
+      { left: "\\[", right: "\\]", display: true },
+    ]);
   }
 
   var mermaidModule = null;

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Commands the page "PyTorch Compile Stack" shows; each section is one block.
+# --8<-- [start:graph_break_log]
+TORCH_LOGS=graph_breaks python snippets/pytorch_compile_stack/graph_break.py 2>&1 >/dev/null \
+  | grep -o "Graph Break Reason: .*" | sort | uniq -c
+# --8<-- [end:graph_break_log]
+# --8<-- [start:measure]
+# on a CUDA machine (the H200 numbers; about six minutes)
+python scripts/measure/pytorch_compile_stack_gpu.py
+python scripts/pytorch_compile_stack_artifacts.py --device cuda
+# on the CPU (timings: measured once and committed; CI does not re-time them)
+python scripts/measure/pytorch_compile_stack_cpu.py
+python scripts/measure/pytorch_compile_stack_production.py
+# the CPU artifacts, exactly as CI regenerates and compares them
+python scripts/pytorch_compile_stack_artifacts.py --device cpu
+python -m pytest -q tests/test_pytorch_compile_stack.py
+# --8<-- [end:measure]
