@@ -23,5 +23,5 @@ python -m pip install -q --disable-pip-version-check -r requirements-test.txt
 python -m pip install -q --disable-pip-version-check -r requirements-cuda.txt
 python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
-# two workers (the CI machine has 2 cores); English and Chinese copies of a block share a worker
-exec python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
+# two workers: the CI machine has 2 cores
+exec python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"

@@ -14,8 +14,6 @@ import blockstats  # noqa: E402
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu_block: a code block that needs a CUDA GPU (selected by scripts/gpu_ci.py)")
     config.addinivalue_line("markers", "browser: drives headless Chromium against the built site")
-    # pytest-xdist registers this itself; declare it too so a GPU runner without xdist still collects
-    config.addinivalue_line("markers", "xdist_group(name): run tests of one group on one xdist worker")
 
 
 STATS_DIR = ROOT / "test-artifacts" / "blockstats"
@@ -47,8 +45,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     c = Counter(r["outcome"] for r in results)
     tr.section("code blocks")
     tr.write_line(f"blocks seen: {len(results)} (both languages)")
-    tr.write_line(f"  run and passed: {c['passed']} "
-                  f"(of which {sum(1 for r in results if r.get('reused'))} identical to a block already run, result reused)")
+    tr.write_line(f"  run and passed: {c['passed']}")
     tr.write_line(f"  failed: {c['failed']}")
     for outcome in ("skipped", "display"):
         reasons = Counter(r["reason"] for r in results if r["outcome"] == outcome)

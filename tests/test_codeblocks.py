@@ -39,14 +39,21 @@ NOT_PROGRAMS = {"mermaid": "Mermaid diagram (rendered and checked by tests/test_
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 BLOCKS = all_blocks()
-_results: dict[str, tuple[str, str]] = {}
+
+
+def _key(b) -> str:
+    return hashlib.sha256(repr((b.lang, b.code, sorted(b.marks.items()), b.expected_output)).encode()).hexdigest()
+
+
+# The Chinese page shows the same programs as the English one (tests/test_parity.py checks it):
+# each distinct program runs once, under its first page; its copies point there.
+FIRST: dict[str, str] = {}
+for _b in BLOCKS:
+    FIRST.setdefault(_key(_b), _b.id)
 
 
 def _param(b):
     marks = [pytest.mark.gpu_block] if ("gpu" in b.marks or "gpu" in b.marks.get("needs", ())) else []
-    # the English and Chinese copies of a block run on the same xdist worker, so the second reuses the first's result
-    group = hashlib.sha256(repr((b.lang, b.code, sorted(b.marks.items()))).encode()).hexdigest()[:16]
-    marks.append(pytest.mark.xdist_group(group))
     return pytest.param(b, id=b.id, marks=marks)
 
 
@@ -114,6 +121,11 @@ def test_block(block):
         pytest.fail(f"{block.id}: a {lang or 'plain'} block is neither run nor marked: add "
                     f'<!--pytest.mark.display("why")--> or <!--pytest.mark.checked_by("tests/...")-->')
 
+    first = FIRST[_key(block)]
+    if first != block.id and lang in RUNNABLE:
+        rec.update(outcome="display", reason="same program as a block of the English page, which runs it")
+        pytest.skip(f"same program as {first}, which runs it")
+
     wanted = list(block.marks.get("needs", ())) + (["gpu"] if "gpu" in block.marks else [])
     lacking = needs.missing(wanted)
     if lacking:
@@ -124,13 +136,7 @@ def test_block(block):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if not needs.has_gpu():
         env["TRITON_INTERPRET"] = "1"   # Triton kernels run on the CPU through the interpreter
-    key = hashlib.sha256(repr((lang, block.code, sorted(block.marks.items()), block.expected_output,
-                               env.get("TRITON_INTERPRET"))).encode()).hexdigest()
-    if key in _results:
-        outcome, detail = _results[key]
-        rec["reused"] = True
-    else:
-        outcome, detail = _results[key] = _run(block, env)
+    outcome, detail = _run(block, env)
     rec["outcome"] = outcome
     if outcome == "failed":
         rec["reason"] = detail.splitlines()[0] if detail else ""
