@@ -82,3 +82,11 @@ def copy_tbps(nbytes: int = 1 << 30) -> tuple[float, float]:
 def write(name: str, metrics: dict, rows: list[dict], out, argv, script: str, **extra) -> None:
     ds = data.new(name, metrics, rows, argv=[script, *(argv if argv is not None else sys.argv[1:])], **extra)
     print("wrote", data.write(ds, out))
+
+
+# The pointer-based GEMM configurations both the sm_90 resource table (compiled on a CPU) and the
+# H200 tuning table (timed) go through, so the two tables describe the same configurations.
+GEMM_PTR = [  # BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages
+    (64, 64, 32, 4, 3), (128, 128, 32, 4, 3), (128, 128, 64, 4, 2), (128, 128, 64, 4, 3),
+    (128, 128, 64, 4, 4), (128, 128, 64, 8, 3), (128, 256, 64, 8, 2), (128, 256, 64, 8, 3),
+    (128, 256, 64, 8, 4), (256, 128, 64, 8, 3), (128, 256, 128, 8, 3)]

@@ -20,15 +20,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from triton_kernel_practice_common import parse, snippet, write
+from triton_kernel_practice_common import GEMM_PTR, parse, snippet, write
 
 NAME = "triton_kernel_practice/resources"
 SMEM_LIMIT = 227 * 1024      # bytes of shared memory one program may use on sm_90
 
-GEMM_PTR = [  # BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages
-    (64, 64, 32, 4, 3), (128, 128, 32, 4, 3), (128, 128, 64, 4, 2), (128, 128, 64, 4, 3),
-    (128, 128, 64, 4, 4), (128, 128, 64, 8, 3), (128, 256, 64, 8, 2), (128, 256, 64, 8, 3),
-    (128, 256, 64, 8, 4), (256, 128, 64, 8, 3), (128, 256, 128, 8, 3)]
 GEMM_TMA = [  # BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages, EPI_SPLIT
     (128, 128, 64, 4, 4, False), (128, 256, 64, 8, 3, False), (128, 256, 64, 8, 3, True),
     (128, 256, 64, 8, 4, False), (128, 256, 64, 8, 4, True)]
