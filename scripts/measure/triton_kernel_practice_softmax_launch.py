@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Choose the fused softmax's launch settings (rows per program, num_warps) for each row width.
+
+Times every candidate (ROWS, num_warps) of snippets/triton_kernel_practice/softmax.py's
+softmax_row_kernel on fp32 M=4096 rows, N in {1024, 2048, 4096, 8192, 12288}, beside
+torch.softmax, with the same method as the softmax dataset (do_bench median, L2 flushed,
+output checked first). Prints a table and the fastest setting per power-of-two block width;
+with --write-snippet it rewrites fused_launch() in the snippet to use them.
+
+It also times, at N=1024, the whole Python wrapper against a bare kernel launch and both
+inside a CUDA graph over eight rotating inputs, to separate kernel time from launch cost.
+
+    python scripts/measure/triton_kernel_practice_softmax_launch.py [--write-snippet]
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from triton_kernel_practice_common import SNIPPETS, bench_rounds, need_gpu, snippet
+
+M = 4096
+WIDTHS = (1024, 2048, 4096, 8192, 12288)
+
+
+def candidates(block: int):
+    rows = (1, 2, 4, 8) if block <= 2048 else (1,)
+    for r in rows:
+        for w in (1, 2, 4, 8, 16, 32):
+            per_thread = block * r // (32 * w)
+            if 4 <= per_thread <= 128:
+                yield r, w
+
+
+def graph_ms(fn, xs, reps: int = 20) -> float:
+    """Time one call inside a CUDA graph that runs fn over len(xs) rotating inputs."""
+    import torch
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for x in xs:
+            fn(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for x in xs:
+            fn(x)
+    g.replay()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(reps):
+        start.record()
+        g.replay()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / len(xs))
+    return sorted(times)[len(times) // 2]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--write-snippet", action="store_true", help="rewrite fused_launch() with the fastest settings")
+    args = ap.parse_args(argv)
+    need_gpu("softmax_launch")
+    import torch
+    import triton
+    sm = snippet("softmax")
+    torch.manual_seed(0)
+    best: dict[int, tuple[int, int]] = {}
+    for N in WIDTHS:
+        x = 4 * torch.randn(M, N, device="cuda")
+        ref = torch.softmax(x.double(), dim=-1)
+        out = torch.empty_like(x)
+        BLOCK = triton.next_power_of_2(N)
+
+        def launch(r, w, x=x, out=out, N=N, BLOCK=BLOCK):
+            sm.softmax_row_kernel[(triton.cdiv(M, r),)](out, x, x.stride(0), x.stride(1), out.stride(0), M, N,
+                                                        BLOCK=BLOCK, ROWS=r, num_warps=w)
+            return out
+        fns = {"torch": lambda x=x: torch.softmax(x, dim=-1)}
+        for r, w in candidates(BLOCK):
+            err = (launch(r, w).double() - ref).abs().max().item()
+            if not err < 1e-5:
+                sys.exit(f"softmax_launch: N={N} ROWS={r} num_warps={w}: max abs error {err:.2e}")
+            fns[(r, w)] = lambda r=r, w=w: launch(r, w)
+        times = bench_rounds(fns)
+        t_torch = times.pop("torch")
+        ranked = sorted(times.items(), key=lambda kv: kv[1])
+        best[BLOCK] = ranked[0][0]
+        for (r, w), t in ranked:
+            print(f"N={N:<6} ROWS={r} num_warps={w:<2} {2 * 4 * M * N / t / 1e9:5.2f} TB/s  {t_torch / t:.2f}x torch")
+        del x, ref, out
+
+    # N=1024: how much of the wrapper's time is launch cost rather than kernel time?
+    xs = [4 * torch.randn(M, 1024, device="cuda") for _ in range(8)]
+    r, w = best[1024]
+    out = torch.empty_like(xs[0])
+    bare = lambda x: sm.softmax_row_kernel[(triton.cdiv(M, r),)](out, x, x.stride(0), x.stride(1), out.stride(0),
+                                                                 M, 1024, BLOCK=1024, ROWS=r, num_warps=w)
+    t = bench_rounds({"wrapper": lambda: sm.softmax_fused(xs[0]), "bare": lambda: bare(xs[0]),
+                      "torch": lambda: torch.softmax(xs[0], dim=-1)})
+    print(f"N=1024 do_bench: wrapper {t['wrapper'] * 1e3:.1f} us, bare launch {t['bare'] * 1e3:.1f} us, torch {t['torch'] * 1e3:.1f} us")
+    g = {"bare": graph_ms(bare, xs), "torch": graph_ms(lambda x: torch.softmax(x, dim=-1), xs)}
+    print(f"N=1024 CUDA graph, 8 rotating inputs: kernel {g['bare'] * 1e3:.1f} us, torch {g['torch'] * 1e3:.1f} us")
+
+    print("fastest per block width:", best)
+    if args.write_snippet:
+        path = SNIPPETS / "softmax.py"
+        text = path.read_text()
+        lines = ['def fused_launch(block: int) -> tuple[int, int]:',
+                 '    """(ROWS, num_warps) by row width: the fastest of a sweep on the H200',
+                 '    (scripts/measure/triton_kernel_practice_softmax_launch.py)."""']
+        for b in sorted(best):
+            lines.append(f"    if block <= {b}:")
+            lines.append(f"        return {best[b][0]}, {best[b][1]}")
+        lines.append("    return 1, 32       # wider rows: the most threads, fewest values per thread")
+        new, n = re.subn(r"def fused_launch\(block: int\).*?(?=\n\n\ndef softmax_fused)", "\n".join(lines), text, flags=re.S)
+        if n != 1:
+            sys.exit("softmax_launch: fused_launch() not found in the snippet")
+        path.write_text(new)
+        print(f"rewrote fused_launch() in {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
