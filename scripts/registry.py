@@ -32,6 +32,8 @@ DATASETS = [
     Dataset("triton_kernel_practice/tuning", "scripts/measure/triton_kernel_practice_tuning.py", budget_s=40),
     Dataset("triton_kernel_practice/bandwidth", "scripts/measure/triton_kernel_practice_bandwidth.py", budget_s=10),
     Dataset("triton_kernel_practice/softmax", "scripts/measure/triton_kernel_practice_softmax.py", budget_s=20),
+    Dataset("triton_kernel_practice/softmax_launch", "scripts/measure/triton_kernel_practice_softmax_launch.py",
+            budget_s=45),
     Dataset("triton_kernel_practice/gemm", "scripts/measure/triton_kernel_practice_gemm.py", budget_s=25),
     Dataset("triton_kernel_practice/attention", "scripts/measure/triton_kernel_practice_attention.py", budget_s=15),
     Dataset("triton_kernel_practice/resources", "scripts/measure/triton_kernel_practice_resources.py", needs="cpu", budget_s=60),

@@ -4,13 +4,15 @@
 Times every candidate (ROWS, num_warps) of snippets/triton_kernel_practice/softmax.py's
 softmax_row_kernel on fp32 M=4096 rows, N in {1024, 2048, 4096, 8192, 12288}, beside
 torch.softmax, with the same method as the softmax dataset (do_bench median, L2 flushed,
-output checked first). Prints a table and the fastest setting per power-of-two block width;
-with --write-snippet it rewrites fused_launch() in the snippet to use them.
+output checked first). Writes every timing to data/triton_kernel_practice/softmax_launch.json and prints the
+fastest setting per power-of-two block width; with --write-snippet it also rewrites
+fused_launch() in the snippet to use them.
 
-It also times, at N=1024, the whole Python wrapper against a bare kernel launch and both
-inside a CUDA graph over eight rotating inputs, to separate kernel time from launch cost.
+It also times, at N=1024, the whole Python wrapper against a bare kernel launch and torch,
+with do_bench and inside a CUDA graph over eight rotating inputs: the graph leaves out the
+host-side launch cost that do_bench's per-call timing can include for a kernel this short.
 
-    python scripts/measure/triton_kernel_practice_softmax_launch.py [--write-snippet]
+    python scripts/measure/triton_kernel_practice_softmax_launch.py [--out PATH] [--write-snippet]
 """
 from __future__ import annotations
 
@@ -18,7 +20,11 @@ import argparse
 import re
 import sys
 
-from triton_kernel_practice_common import SNIPPETS, bench_rounds, need_gpu, snippet
+from pathlib import Path
+
+from triton_kernel_practice_common import SNIPPETS, bench_rounds, need_gpu, snippet, write
+
+NAME = "triton_kernel_practice/softmax_launch"
 
 M = 4096
 WIDTHS = (1024, 2048, 4096, 8192, 12288)
@@ -61,6 +67,7 @@ def graph_ms(fn, xs, reps: int = 20) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
     ap.add_argument("--write-snippet", action="store_true", help="rewrite fused_launch() with the fastest settings")
     args = ap.parse_args(argv)
     need_gpu("softmax_launch")
@@ -69,6 +76,7 @@ def main(argv=None) -> int:
     sm = snippet("softmax")
     torch.manual_seed(0)
     best: dict[int, tuple[int, int]] = {}
+    rows = []
     for N in WIDTHS:
         x = 4 * torch.randn(M, N, device="cuda")
         ref = torch.softmax(x.double(), dim=-1)
@@ -90,6 +98,8 @@ def main(argv=None) -> int:
         ranked = sorted(times.items(), key=lambda kv: kv[1])
         best[BLOCK] = ranked[0][0]
         for (r, w), t in ranked:
+            rows.append({"table": "sweep", "N": N, "ROWS": r, "num_warps": w, "ms": t,
+                         "tbps": 2 * 4 * M * N / t / 1e9, "ratio_torch": t_torch / t})
             print(f"N={N:<6} ROWS={r} num_warps={w:<2} {2 * 4 * M * N / t / 1e9:5.2f} TB/s  {t_torch / t:.2f}x torch")
         del x, ref, out
 
@@ -104,6 +114,14 @@ def main(argv=None) -> int:
     print(f"N=1024 do_bench: wrapper {t['wrapper'] * 1e3:.1f} us, bare launch {t['bare'] * 1e3:.1f} us, torch {t['torch'] * 1e3:.1f} us")
     g = {"bare": graph_ms(bare, xs), "torch": graph_ms(lambda x: torch.softmax(x, dim=-1), xs)}
     print(f"N=1024 CUDA graph, 8 rotating inputs: kernel {g['bare'] * 1e3:.1f} us, torch {g['torch'] * 1e3:.1f} us")
+    for path, timing, ms in (("wrapper", "do_bench", t["wrapper"]), ("bare", "do_bench", t["bare"]),
+                             ("torch", "do_bench", t["torch"]), ("bare", "cuda_graph", g["bare"]),
+                             ("torch", "cuda_graph", g["torch"])):
+        rows.append({"table": "launch", "N": 1024, "path": path, "timing": timing, "us": ms * 1e3})
+    write(NAME, {"ms": {"unit": "ms", "noise": 0.15, "fmt": ".4f", "check": False},
+                 "tbps": {"unit": "TB/s", "noise": 0.08, "fmt": ".2f"},
+                 "ratio_torch": {"unit": "×", "noise": 0.08, "fmt": ".2f"},
+                 "us": {"unit": "µs", "noise": 0.2, "fmt": ".1f"}}, rows, args.out, argv, __file__)
 
     print("fastest per block width:", best)
     if args.write_snippet:

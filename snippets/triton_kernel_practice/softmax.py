@@ -60,12 +60,19 @@ def softmax_row_kernel(out_ptr, in_ptr,
 
 
 def fused_launch(block: int) -> tuple[int, int]:
-    """(ROWS, num_warps) by row width, the best measured on the H200 (see the tuning section)."""
+    """(ROWS, num_warps) by row width: the fastest of a sweep on the H200
+    (scripts/measure/triton_kernel_practice_softmax_launch.py)."""
     if block <= 1024:
-        return 2, 2       # short rows: two per program, so each program moves 8 KiB
+        return 1, 1
     if block <= 2048:
-        return 2, 4
-    return 1, (16 if block <= 8192 else 32)   # long rows: more threads, few values per thread
+        return 1, 1
+    if block <= 4096:
+        return 1, 2
+    if block <= 8192:
+        return 1, 4
+    if block <= 16384:
+        return 1, 8
+    return 1, 32       # wider rows: the most threads, fewest values per thread
 
 
 def softmax_fused(x: torch.Tensor) -> torch.Tensor:
