@@ -61,6 +61,8 @@ TEXT = {
     "data": {"en": "data: ", "zh": "数据："},
     "yes": {"en": "met", "zh": "达标"},
     "no": {"en": "not met", "zh": "未达标"},
+    "true": {"en": "yes", "zh": "是"},
+    "false": {"en": "no", "zh": "否"},
 }
 
 
@@ -72,7 +74,11 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
     if v is None:
         return "—"
     if isinstance(v, bool):
-        return ("✅ " if v else "❌ ") + _t("yes" if v else "no", lang)
+        # columns named met* are targets (met / not met); any other boolean is a plain yes / no
+        words = ("yes", "no") if col.startswith("met") else ("true", "false")
+        cls, mark = ("ok", "✓") if v else ("bad", "✗")
+        return f'<span class="{cls}">{mark} {_t(words[0] if v else words[1], lang)}</span>'
+
     meta = ds["metrics"].get(col) or ds.get("params", {}).get(col) or {}
     fmt = meta.get("fmt")
     if isinstance(v, (int, float)):
