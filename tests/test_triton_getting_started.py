@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 import torch
 
+import snippet_loader
+
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "triton_getting_started"
 PAGES = {lang: ROOT / "docs" / lang / "triton-getting-started.md" for lang in ("en", "zh")}
@@ -25,18 +27,7 @@ PAGES = {lang: ROOT / "docs" / lang / "triton-getting-started.md" for lang in ("
 
 def _load(name: str, interpret: bool):
     """Import vector_add.py under a private name, with the interpreter on or off while @triton.jit runs."""
-    old = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
-    try:
-        spec = importlib.util.spec_from_file_location(name, SNIPPETS / "vector_add.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        if old is None:
-            del os.environ["TRITON_INTERPRET"]
-        else:
-            os.environ["TRITON_INTERPRET"] = old
-    return mod
+    return snippet_loader.load(SNIPPETS / "vector_add.py", name, interpret)
 
 
 va = _load("tgs_vector_add_interpreted", interpret=True)

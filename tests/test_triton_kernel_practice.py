@@ -10,7 +10,6 @@ Hopper tensor-core instruction (HGMMA) and the bulk tensor copy (TMA), without s
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,23 +19,14 @@ from pathlib import Path
 import pytest
 import torch
 
+import snippet_loader
+
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "triton_kernel_practice"
 
 
 def _load(name: str, interpret: bool):
-    old = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
-    try:
-        spec = importlib.util.spec_from_file_location(f"tkp_test_{name}_{int(interpret)}", SNIPPETS / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        if old is None:
-            del os.environ["TRITON_INTERPRET"]
-        else:
-            os.environ["TRITON_INTERPRET"] = old
-    return mod
+    return snippet_loader.load(SNIPPETS / f"{name}.py", f"tkp_test_{name}_{int(interpret)}", interpret)
 
 
 g, sm, fa, va = (_load(n, True) for n in ("gemm", "softmax", "flash_attention", "vector_add"))

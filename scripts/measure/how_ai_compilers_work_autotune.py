@@ -31,7 +31,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import how_ai_compilers_work_common as common  # noqa: E402
 from how_ai_compilers_work_common import bench, ceilings, load_snippet, require_cuda, sync  # noqa: E402
-from sitekit import data  # noqa: E402
 
 NAME = "how_ai_compilers_work/autotune"
 M, N, K = 8192, 8192, 2048
@@ -216,13 +215,7 @@ def main(argv=None) -> int:
                 r[f"aic_pick_{k}"] = r.pop(k)
     for k in route_knobs:
         metrics[f"aic_pick_{k}"] = {"unit": "", "noise": 0.0, "fmt": "d", "check": False}
-    ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])])
-    if common.SMOKE:
-        data.validate(ds, "smoke run")
-        print(f"smoke run: {len(rows)} rows valid, nothing written")
-        return 0
-    print("wrote", data.write(ds, args.out))
-    return 0
+    return common.finish(NAME, metrics, rows, args.out, argv, __file__)
 
 
 if __name__ == "__main__":

@@ -105,3 +105,15 @@ def ceilings(rows: list | None = None) -> dict:
 
 if __name__ == "__main__":
     print(__doc__)
+
+
+def finish(name: str, metrics: dict, rows: list, out, argv, script: str) -> int:
+    """Validate the dataset; write it (atomically), or in a smoke run only report that it is valid."""
+    from sitekit import data
+    ds = data.new(name, metrics, rows, argv=[script, *(argv if argv is not None else sys.argv[1:])])
+    if SMOKE:
+        data.validate(ds, "smoke run")
+        print(f"smoke run: {len(rows)} rows valid, nothing written")
+        return 0
+    print("wrote", data.write(ds, out))
+    return 0

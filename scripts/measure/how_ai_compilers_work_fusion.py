@@ -24,7 +24,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import how_ai_compilers_work_common as common  # noqa: E402
 from how_ai_compilers_work_common import bench, ceilings, load_snippet, require_cuda, sync  # noqa: E402
-from sitekit import data  # noqa: E402
 
 NAME = "how_ai_compilers_work/fusion"
 
@@ -176,13 +175,7 @@ def main(argv=None) -> int:
         "aic_speedup": {"unit": "x", "noise": 0.10, "better": "higher", "fmt": ".2f"},
         "aic_extra_mib": {"unit": "MiB", "noise": 0.05, "better": "lower", "fmt": ".0f"},
     }
-    ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])])
-    if common.SMOKE:
-        data.validate(ds, "smoke run")
-        print(f"smoke run: {len(rows)} rows valid, nothing written")
-        return 0
-    print("wrote", data.write(ds, args.out))
-    return 0
+    return common.finish(NAME, metrics, rows, args.out, argv, __file__)
 
 
 if __name__ == "__main__":
