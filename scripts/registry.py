@@ -29,12 +29,15 @@ DATASETS = [
     Dataset("how_ai_compilers_work/fusion", "scripts/measure/how_ai_compilers_work_fusion.py", budget_s=20),
     Dataset("how_ai_compilers_work/autotune", "scripts/measure/how_ai_compilers_work_autotune.py", budget_s=35),
     Dataset("how_ai_compilers_work/training", "scripts/measure/how_ai_compilers_work_training.py", budget_s=25),
-    Dataset("triton_kernel_practice/tuning", "scripts/measure/triton_kernel_practice_tuning.py", budget_s=40),
+    # the tuning tables and the softmax launch sweep explain choices already made in the snippets:
+    # weekly is often enough for them
+    Dataset("triton_kernel_practice/tuning", "scripts/measure/triton_kernel_practice_tuning.py", budget_s=75,
+            tier="weekly"),
     Dataset("triton_kernel_practice/bandwidth", "scripts/measure/triton_kernel_practice_bandwidth.py", budget_s=10),
-    Dataset("triton_kernel_practice/softmax", "scripts/measure/triton_kernel_practice_softmax.py", budget_s=20),
+    Dataset("triton_kernel_practice/softmax", "scripts/measure/triton_kernel_practice_softmax.py", budget_s=45),
     Dataset("triton_kernel_practice/softmax_launch", "scripts/measure/triton_kernel_practice_softmax_launch.py",
-            budget_s=45),
-    Dataset("triton_kernel_practice/gemm", "scripts/measure/triton_kernel_practice_gemm.py", budget_s=25),
+            budget_s=60, tier="weekly"),
+    Dataset("triton_kernel_practice/gemm", "scripts/measure/triton_kernel_practice_gemm.py", budget_s=60),
     Dataset("triton_kernel_practice/attention", "scripts/measure/triton_kernel_practice_attention.py", budget_s=15),
     Dataset("triton_kernel_practice/resources", "scripts/measure/triton_kernel_practice_resources.py", needs="cpu", budget_s=60),
     # torch.compile's cold compiles (max-autotune above all) take most of six minutes on their own

@@ -94,8 +94,9 @@ def test_softmax_ragged(fn, dtype):
 def test_softmax_strided_and_3d():
     for fn in (sm.softmax_fused, sm.softmax_online):
         sm.check(fn, 11, 97, transpose=True)
-        x = torch.randn(2, 3, 50)
-        torch.testing.assert_close(fn(x), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+        for shape in ((2, 3, 50), (50,)):                              # extra dims fold into rows
+            x = torch.randn(shape)
+            torch.testing.assert_close(fn(x), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
         x = torch.randn(20, 64)[::3]                                  # row stride 192
         torch.testing.assert_close(fn(x), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
 
@@ -208,3 +209,21 @@ def test_chosen_configs_use_hopper_paths_without_spills(resources):
                  num_warps=c["num_warps"], num_stages=c["num_stages"], warp_spec="on" if c["WARP_SPEC"] else "off")
         assert (r["hgmma"], r["tma"], r["fits"], r["spill_bytes"]) == ("yes", "yes", "yes", 0), (D, causal, r)
         assert r["warps"] == c["num_warps"] * (3 if c["WARP_SPEC"] else 1), r   # warp specialization took
+
+
+def test_fused_launch_settings_are_the_sweeps_fastest_within_noise():
+    """fused_launch() in the snippet is code, chosen from data/triton_kernel_practice/softmax_launch.json:
+    for every swept row width its setting must time within the dataset's noise of the fastest one."""
+    import triton
+    ds = json.loads((ROOT / "data" / "triton_kernel_practice" / "softmax_launch.json").read_text())
+    noise = ds["metrics"]["tbps"]["noise"]
+    sweep = [r for r in ds["rows"] if r["table"] == "sweep"]
+    for N in sorted({r["N"] for r in sweep}):
+        here = [r for r in sweep if r["N"] == N]
+        rows_per, warps = sm.fused_launch(triton.next_power_of_2(N))
+        chosen = [r for r in here if (r["ROWS"], r["num_warps"]) == (rows_per, warps)]
+        assert chosen, f"N={N}: fused_launch() picks ROWS={rows_per}, num_warps={warps}, which the sweep never timed"
+        best = max(here, key=lambda r: r["tbps"])
+        assert chosen[0]["tbps"] >= (1 - noise) * best["tbps"], (
+            f"N={N}: fused_launch() picks ROWS={rows_per}, num_warps={warps} at {chosen[0]['tbps']:.2f} TB/s; "
+            f"the sweep's fastest is ROWS={best['ROWS']}, num_warps={best['num_warps']} at {best['tbps']:.2f} TB/s")

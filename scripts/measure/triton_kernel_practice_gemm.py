@@ -3,7 +3,10 @@
 
 M = N = K in {4096, 8192}, fp16 and bf16, row-major A and B, fp32 accumulation. Each step
 (naive, grouped, autotuned, TMA + persistent) is checked against an fp32 product first; the
-versions are timed in turn, twice, keeping each one's best median.
+versions are timed in turn, ROUNDS times, keeping each one's best median. On the H200 a single
+do_bench median of the same GEMM moves by up to 10% from one call to the next (cuBLAS included),
+so one round per version would rank them by luck. The name of the kernel cuBLAS ran is recorded
+from the profiler.
 Target (issue 3): the Hopper step >= 0.95x torch.matmul.
 
     python scripts/measure/triton_kernel_practice_gemm.py [--out data/triton_kernel_practice/gemm.json]
@@ -17,6 +20,22 @@ from triton_kernel_practice_common import bench_rounds, need_gpu, parse, rel_err
 NAME = "triton_kernel_practice/gemm"
 TARGET = 0.95
 SIZES = (4096, 8192)
+ROUNDS = 5
+
+
+def cublas_kernel(a, b) -> str:
+    """The name of the GPU kernel torch.matmul launches for these operands."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    torch.matmul(a, b)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        torch.matmul(a, b)
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type.name == "CUDA" and "memset" not in e.name.lower()]
+    if not names:
+        sys.exit("gemm: the profiler saw no cuBLAS kernel")
+    return names[0]
 
 
 def main(argv=None) -> int:
@@ -43,10 +62,12 @@ def main(argv=None) -> int:
                 if err > tol:
                     sys.exit(f"gemm: {impl} {tag} {s}: relative error {err:.2e} > {tol}")
             fns = {"cublas": lambda: torch.matmul(a, b), **{impl: (lambda fn=fn: fn(a, b)) for impl, fn in steps}}
-            times = bench_rounds(fns)
+            times = bench_rounds(fns, rounds=ROUNDS)
             for impl, t in times.items():
                 row = {"dtype": tag, "size": s, "impl": impl, "tflops": flops / t / 1e9, "ms": t,
                        "ratio": times["cublas"] / t}
+                if impl == "cublas":
+                    row["kernel"] = cublas_kernel(a, b)
                 if impl == "tma_persistent":
                     row.update(target=TARGET, met=times["cublas"] / t >= TARGET)
                 rows.append(row)

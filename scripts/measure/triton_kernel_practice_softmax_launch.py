@@ -11,6 +11,10 @@ fused_launch() in the snippet to use them.
 It also times, at N=1024, the whole Python wrapper against a bare kernel launch and torch,
 with do_bench and inside a CUDA graph over eight rotating inputs: the graph leaves out the
 host-side launch cost that do_bench's per-call timing can include for a kernel this short.
+And it measures that host cost itself: CPU microseconds per call of each launch path (the
+wrapper, a bare JIT launch, a precompiled kernel handle, torch.softmax, torch.empty), beside
+the GPU time of the 256 MB L2 flush do_bench runs before every timed call. While a call's host
+cost stays below the flush, the GPU never waits for the host and do_bench times the kernel alone.
 
     python scripts/measure/triton_kernel_practice_softmax_launch.py [--out PATH] [--write-snippet]
 """
@@ -65,6 +69,44 @@ def graph_ms(fn, xs, reps: int = 20) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def host_us(fns: dict, calls: int = 300, rounds: int = 7) -> dict:
+    """CPU time per call of each fn, median of `rounds` loops of `calls` calls. The loops are short
+    enough that the GPU queue never fills, so the host never waits on the GPU."""
+    import time
+
+    import torch
+    out = {}
+    for name, fn in fns.items():
+        fn()
+        torch.cuda.synchronize()
+        per = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            per.append((time.perf_counter() - t0) / calls * 1e6)
+            torch.cuda.synchronize()
+        out[name] = sorted(per)[rounds // 2]
+    return out
+
+
+def flush_us() -> float:
+    """GPU time of do_bench's L2 flush: zeroing the 256 MB buffer Triton's driver hands it."""
+    import torch
+    import triton
+    drv = triton.runtime.driver.active
+    cache = drv.get_empty_cache_for_benchmark()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(21):
+        start.record()
+        drv.clear_cache(cache)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return sorted(times)[10]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
@@ -105,23 +147,47 @@ def main(argv=None) -> int:
 
     # N=1024: how much of the wrapper's time is launch cost rather than kernel time?
     xs = [4 * torch.randn(M, 1024, device="cuda") for _ in range(8)]
-    r, w = best[1024]
+    r, w = sm.fused_launch(1024)          # the setting the wrapper uses
     out = torch.empty_like(xs[0])
     bare = lambda x: sm.softmax_row_kernel[(triton.cdiv(M, r),)](out, x, x.stride(0), x.stride(1), out.stride(0),
                                                                  M, 1024, BLOCK=1024, ROWS=r, num_warps=w)
     t = bench_rounds({"wrapper": lambda: sm.softmax_fused(xs[0]), "bare": lambda: bare(xs[0]),
-                      "torch": lambda: torch.softmax(xs[0], dim=-1)})
+                      "torch": lambda: torch.softmax(xs[0], dim=-1)}, rounds=5)
     print(f"N=1024 do_bench: wrapper {t['wrapper'] * 1e3:.1f} us, bare launch {t['bare'] * 1e3:.1f} us, torch {t['torch'] * 1e3:.1f} us")
     g = {"bare": graph_ms(bare, xs), "torch": graph_ms(lambda x: torch.softmax(x, dim=-1), xs)}
     print(f"N=1024 CUDA graph, 8 rotating inputs: kernel {g['bare'] * 1e3:.1f} us, torch {g['torch'] * 1e3:.1f} us")
+    # the kernel compiled once for these arguments, launched without the JIT's argument binding and
+    # cache lookup (the route torch.compile's generated code takes); every argument positional
+    compiled = sm.softmax_row_kernel.warmup(out, xs[0], 1024, 1, 1024, M, 1024, BLOCK=1024, ROWS=r,
+                                            num_warps=w, grid=(triton.cdiv(M, r),))
+    handle = compiled[(triton.cdiv(M, r), 1, 1)]
+    out.zero_()
+    handle(out, xs[0], 1024, 1, 1024, M, 1024, 1024, r)
+    err = (out.double() - torch.softmax(xs[0].double(), dim=-1)).abs().max().item()
+    if not err < 1e-5:
+        sys.exit(f"softmax_launch: precompiled handle: max abs error {err:.2e}")
+    host = host_us({
+        "wrapper": lambda: sm.softmax_fused(xs[0]),
+        "bare": lambda: bare(xs[0]),
+        "handle": lambda: handle(out, xs[0], 1024, 1, 1024, M, 1024, 1024, r),
+        "torch": lambda: torch.softmax(xs[0], dim=-1),
+        "empty": lambda: torch.empty_like(xs[0]),
+    })
+    flush = flush_us()
+    print("host us per call:", {k: round(v, 1) for k, v in host.items()}, f"L2 flush {flush:.1f} us on the GPU")
+    for path, us in host.items():
+        rows.append({"table": "host", "N": 1024, "path": path, "host_us": us})
     for path, timing, ms in (("wrapper", "do_bench", t["wrapper"]), ("bare", "do_bench", t["bare"]),
                              ("torch", "do_bench", t["torch"]), ("bare", "cuda_graph", g["bare"]),
-                             ("torch", "cuda_graph", g["torch"])):
+                             ("torch", "cuda_graph", g["torch"]), ("flush", "events", flush / 1e3)):
         rows.append({"table": "launch", "N": 1024, "path": path, "timing": timing, "us": ms * 1e3})
     write(NAME, {"ms": {"unit": "ms", "noise": 0.15, "fmt": ".4f", "check": False},
                  "tbps": {"unit": "TB/s", "noise": 0.08, "fmt": ".2f"},
                  "ratio_torch": {"unit": "×", "noise": 0.08, "fmt": ".2f"},
-                 "us": {"unit": "µs", "noise": 0.2, "fmt": ".1f"}}, rows, args.out, argv, __file__)
+                 "us": {"unit": "µs", "noise": 0.2, "fmt": ".1f"},
+                 # CPU time depends on the host machine and its load far more than GPU time does
+                 "host_us": {"unit": "µs", "noise": 0.5, "fmt": ".1f", "check": False}},
+          rows, args.out, argv, __file__)
 
     print("fastest per block width:", best)
     if args.write_snippet:

@@ -34,7 +34,8 @@ def _check(x: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"softmax: dtype must be float32, float16 or bfloat16, got {x.dtype}")
     if not INTERPRET and not x.is_cuda:
         raise ValueError("softmax: tensor must be on a CUDA GPU (or set TRITON_INTERPRET=1 to run on the CPU)")
-    return x.reshape(-1, x.shape[-1])            # softmax over the last dim; a view when strides allow
+    # softmax over the last dim; other dims fold into rows (a view when strides allow)
+    return x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
 
 
 @triton.jit
@@ -83,7 +84,7 @@ def softmax_fused(x: torch.Tensor) -> torch.Tensor:
     ROWS, num_warps = fused_launch(BLOCK)
     softmax_row_kernel[(triton.cdiv(M, ROWS),)](out, x2, x2.stride(0), x2.stride(1), out.stride(0), M, N,
                                                 BLOCK=BLOCK, ROWS=ROWS, num_warps=num_warps)
-    return out.view(x.shape)
+    return out if x.dim() == 2 else out.view(x.shape)
 # --8<-- [end:fused]
 
 
@@ -151,7 +152,7 @@ def softmax_online(x: torch.Tensor, BLOCK=4096, num_warps=8, STAGES=3, UNROLL=1,
         grid = (min(M, programs_per_sm * torch.cuda.get_device_properties(x.device).multi_processor_count),)
     softmax_online_kernel[grid](out, x2, x2.stride(0), x2.stride(1), out.stride(0), M, N,
                                 BLOCK=BLOCK, STAGES=STAGES, UNROLL=UNROLL, num_warps=num_warps)
-    return out.view(x.shape)
+    return out if x.dim() == 2 else out.view(x.shape)
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
