@@ -46,6 +46,10 @@ def path_of(name: str) -> Path:
 
 
 def _git_commit() -> str:
+    # An explicit GIT_COMMIT wins: a copied working tree (a GPU machine that receives the files but
+    # not the history) can carry a stale .git whose HEAD is not the code being measured.
+    if os.environ.get("GIT_COMMIT"):
+        return os.environ["GIT_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
                              capture_output=True, text=True, check=True).stdout.strip()
@@ -53,7 +57,7 @@ def _git_commit() -> str:
                                capture_output=True, text=True).stdout.strip()
         return out + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
-        return os.environ.get("GIT_COMMIT", "unknown")
+        return "unknown"
 
 
 def collect_provenance(argv: list[str] | None = None) -> dict:
