@@ -227,3 +227,21 @@ def test_fused_launch_settings_are_the_sweeps_fastest_within_noise():
         assert chosen[0]["tbps"] >= (1 - noise) * best["tbps"], (
             f"N={N}: fused_launch() picks ROWS={rows_per}, num_warps={warps} at {chosen[0]['tbps']:.2f} TB/s; "
             f"the sweep's fastest is ROWS={best['ROWS']}, num_warps={best['num_warps']} at {best['tbps']:.2f} TB/s")
+
+
+def test_tma_config_is_the_tuning_tables_fastest_within_noise():
+    """TMA_CONFIGS in gemm.py is code chosen from data/triton_kernel_practice/tuning.json: in each dtype
+    the chosen configuration must be timed there, within the dataset's noise of the fastest TMA row."""
+    ds = json.loads((ROOT / "data" / "triton_kernel_practice" / "tuning.json").read_text())
+    noise = ds["metrics"]["tflops"]["noise"]
+    for dtype, tag in ((torch.float16, "fp16"), (torch.bfloat16, "bf16")):
+        c = g.TMA_CONFIGS[dtype]
+        tma = [r for r in ds["rows"] if r["table"] == "gemm" and r["kernel"] == "tma_persistent"
+               and r.get("dtype") == tag and r.get("tflops")]
+        chosen = [r for r in tma if (r["BLOCK_M"], r["BLOCK_N"], r["BLOCK_K"], r["num_warps"], r["num_stages"],
+                                     r["epi_split"], r["GROUP_M"]) ==
+                  (c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], c["num_warps"], c["num_stages"],
+                   "on" if c["EPI_SPLIT"] else "off", c["GROUP_M"])]
+        assert chosen, f"{tag}: TMA_CONFIGS {c} was never timed by the tuning script"
+        best = max(tma, key=lambda r: r["tflops"])
+        assert chosen[0]["tflops"] >= (1 - noise) * best["tflops"], (tag, chosen[0], best)

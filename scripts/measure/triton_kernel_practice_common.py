@@ -50,15 +50,19 @@ def bench(fn, warmup: int = 25, rep: int = 100) -> float:
     return do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
 
 
+def bench_each_round(fns: dict, rounds: int = 2, **kw) -> dict:
+    """Time several versions in turn, `rounds` times: {name: [median of round 1, round 2, ...]}."""
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(bench(fn, **kw))
+    return times
+
+
 def bench_rounds(fns: dict, rounds: int = 2, **kw) -> dict:
     """Time several versions in turn, `rounds` times, and keep each one's best median: a ratio
     between two versions then does not depend on which ran first or on a passing clock dip."""
-    best = {}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            t = bench(fn, **kw)
-            best[name] = min(t, best.get(name, t))
-    return best
+    return {name: min(ts) for name, ts in bench_each_round(fns, rounds, **kw).items()}
 
 
 def rel_err(out, ref) -> float:

@@ -103,7 +103,9 @@ def column_title(ds: dict, col: str, lang: str) -> str:
 def select(ds: dict, where: dict | None) -> list[dict]:
     rows = ds["rows"]
     if where:
-        rows = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+        # a list value matches any of its items: where={"kernel": ["cublas", "tma_persistent"]}
+        rows = [r for r in rows if all(r.get(k) in v if isinstance(v, list) else r.get(k) == v
+                                       for k, v in where.items())]
     if not rows:
         raise DataError(f"data/{ds['name']}.json: no row matches {where}")
     return rows
