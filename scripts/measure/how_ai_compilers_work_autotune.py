@@ -198,7 +198,8 @@ def main(argv=None) -> int:
         "aic_tune_s": {"unit": "s", "noise": 0.5, "better": "lower", "fmt": ".1f", "check": False},
         "aic_cold_s": {"unit": "s", "noise": 0.5, "better": "lower", "fmt": ".0f", "check": False},
         "aic_best_ms": {"unit": "ms", "noise": 0.08, "better": "lower", "fmt": ".3f"},
-        "tflops": {"unit": "TFLOP/s", "noise": 0.08, "better": "higher", "fmt": ".0f"},
+        # every config is timed once: between two H200 runs single configs moved by up to ~10%
+        "tflops": {"unit": "TFLOP/s", "noise": 0.12, "better": "higher", "fmt": ".0f"},
         "aic_vs_best": {"unit": "x", "noise": 0.1, "better": "lower", "fmt": ".3f", "check": False},
         "ms": {"unit": "ms", "noise": 0.15, "better": "lower", "fmt": ".3f", "check": False},
         "aic_predicted_ms": {"unit": "ms", "noise": 0.1, "better": "lower", "fmt": ".3f", "check": False},
