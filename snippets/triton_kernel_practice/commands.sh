@@ -6,3 +6,6 @@ python snippets/triton_kernel_practice/gemm_hopper.py
 # --8<-- [start:flash_attention]
 python snippets/triton_kernel_practice/flash_attention.py
 # --8<-- [end:flash_attention]
+# --8<-- [start:launch_handle]
+python snippets/triton_kernel_practice/launch_handle.py
+# --8<-- [end:launch_handle]
