@@ -43,6 +43,8 @@ DATASETS = [
     # torch.compile's cold compiles (max-autotune above all) take most of six minutes on their own
     Dataset("pytorch_compile_stack/gpu_workloads", "scripts/measure/pytorch_compile_stack_gpu.py", budget_s=420,
             tier="weekly"),
+    Dataset("pytorch_compile_stack/gpt2_profile", "scripts/measure/pytorch_compile_stack_gpt2_profile.py", budget_s=90,
+            tier="weekly"),
     Dataset("pytorch_compile_stack/gpu_artifacts", "scripts/pytorch_compile_stack_artifacts.py", budget_s=40),
     Dataset("pytorch_compile_stack/cpu_artifacts_torch211", "scripts/pytorch_compile_stack_artifacts.py", budget_s=120),
     Dataset("pytorch_compile_stack/cpu_artifacts", "scripts/pytorch_compile_stack_artifacts.py", needs="cpu", budget_s=60),
