@@ -37,7 +37,7 @@ TOP = 6               # longest kernels listed per side
 CATEGORIES = (        # first match wins; names as the profiler reports them
     ("attention", ("flash", "fmha", "sdpa", "attention", "attn")),
     ("gemm", ("gemm", "nvjet", "cutlass", "xmma", "cublas", "sm90_")),
-    ("triton", ("triton_",)),
+    ("inductor_triton", ("triton_",)),
 )
 
 
