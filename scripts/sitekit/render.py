@@ -195,7 +195,8 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
     for r in rows:
         groups.setdefault(r.get(series) if series else y, []).append(r)
     names = [fmt_value(ds, series, g, lang) if series else column_title(ds, y, lang) for g in groups]
-    widest = max(sum(2 if ord(ch) > 0x2e80 else 1 for ch in re.sub(r"<[^>]+>", "", n)) for n in names)
+    legend = names + ([label(hline_label, lang)] if hline is not None and hline_label else [])
+    widest = max(sum(2 if ord(ch) > 0x2e80 else 1 for ch in re.sub(r"<[^>]+>", "", n)) for n in legend)
     W, H, L, T, B = 680, 360, 64, 16, 48
     R = max(120, 40 + 7 * widest)   # legend column wide enough for the longest series name
     pw, ph = W - L - R, H - T - B
@@ -238,11 +239,6 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
             out.append(f'<text x="{L + slot * (i + .5):.1f}" y="{T + ph + 18}" text-anchor="middle">{fmt_value(ds, x, c, lang)}</text>')
     out.append(f'<line x1="{L}" x2="{L + pw}" y1="{T + ph}" y2="{T + ph}" stroke="currentColor" stroke-opacity=".6"/>')
     out.append(f'<line x1="{L}" x2="{L}" y1="{T}" y2="{T + ph}" stroke="currentColor" stroke-opacity=".6"/>')
-    if hline is not None:
-        yy = fy(hline)
-        out.append(f'<line x1="{L}" x2="{L + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="currentColor" stroke-dasharray="6 4"/>')
-        if hline_label:
-            out.append(f'<text x="{L + pw - 4}" y="{yy - 5:.1f}" text-anchor="end">{html.escape(label(hline_label, lang))}</text>')
     for gi, (g, grs) in enumerate(groups.items()):
         color = PALETTE[gi % len(PALETTE)]
         if numeric_x:
@@ -263,6 +259,14 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
         out.append(f'<text x="{L + pw + 30}" y="{ly + 1}">{gname}</text>')
     out.append(f'<text x="{L + pw / 2:.1f}" y="{H - 8}" text-anchor="middle">{html.escape(xlabel or column_title(ds, x, lang))}</text>')
     out.append(f'<text transform="translate(14,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle">{html.escape(ytitle)}</text>')
+    if hline is not None:   # drawn over the data; its label is the legend's last entry
+        yy = fy(hline)
+        out.append(f'<line x1="{L}" x2="{L + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="currentColor" stroke-dasharray="6 4"/>')
+        if hline_label:
+            ly = T + 14 + len(groups) * 18
+            out.append(f'<line x1="{L + pw + 12}" x2="{L + pw + 24}" y1="{ly - 3}" y2="{ly - 3}" stroke="currentColor" '
+                       f'stroke-dasharray="3 2"/>')
+            out.append(f'<text x="{L + pw + 30}" y="{ly + 1}">{html.escape(label(hline_label, lang))}</text>')
     out.append("</svg>")
     return '<figure class="data-figure">' + "".join(out) + "<figcaption>" + provenance_line(ds, lang) + "</figcaption></figure>"
 
