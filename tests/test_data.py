@@ -112,3 +112,14 @@ def test_unknown_dataset_is_a_clear_error():
     p = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'scripts'); from registry import by_name; by_name('nope')"],
                        cwd=ROOT, capture_output=True, text=True)
     assert p.returncode != 0 and "unknown dataset 'nope'" in p.stderr and "foundation/ceilings" in p.stderr
+
+
+def test_save_validates_a_quick_run_without_writing_it(tmp_path, capsys):
+    from sitekit import data
+    ds = data.new("foundation/quick_check", {"x": {"unit": "s", "noise": 0.1}}, [{"case": "a", "x": 1.0}])
+    out = tmp_path / "d.json"
+    assert data.save(ds, out, quick=True) == 0 and not out.exists()
+    assert "not written" in capsys.readouterr().out
+    assert data.save(ds, out) == 0 and out.exists()
+    with pytest.raises(data.DataError):
+        data.save({**ds, "rows": []}, out, quick=True)       # a quick run is still validated

@@ -116,10 +116,7 @@ def main(argv=None) -> int:
         "ms": {"unit": "ms", "noise": 0.10, "better": "lower", "fmt": ".3f", "check": False},
     }
     ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])])
-    if args.quick:
-        print("quick run: not writing data")
-    else:
-        print("wrote", data.write(ds, args.out))
+    data.save(ds, args.out, quick=args.quick)
     for r in rows:
         print(f"{r['case']:<22} {r['shape']:<22} " + (f"{r['tbps']:.2f} TB/s" if 'tbps' in r else f"{r['tflops']:.0f} TFLOP/s"))
     return 0

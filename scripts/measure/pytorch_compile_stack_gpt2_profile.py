@@ -151,11 +151,7 @@ def main(argv=None) -> int:
     }
     ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
                   shape=wl.extra["shape"], calls=CALLS, rounds=ROUNDS, wall_s=round(time.perf_counter() - t0, 1))
-    if args.quick:
-        print("quick run: not writing data")
-    else:
-        print("wrote", data.write(ds, args.out))
-    return 0
+    return data.save(ds, args.out, quick=args.quick)
 
 
 if __name__ == "__main__":

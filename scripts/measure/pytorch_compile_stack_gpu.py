@@ -174,10 +174,7 @@ def main(argv=None) -> int:
     rows = [C.clean(r) for r in rows + krows]
     ds = data.new(NAME, C.METRICS, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
                   budget_s=args.budget_s, wall_s=round(time.perf_counter() - t_start, 1))
-    if args.quick:
-        print("quick run: not writing data")
-    else:
-        print("wrote", data.write(ds, args.out))
+    data.save(ds, args.out, quick=args.quick)
     if bad:
         print(f"compiled results that disagree with eager (kept as not met, not timed): {bad}", file=sys.stderr)
     return 0

@@ -211,11 +211,7 @@ def main(argv=None) -> int:
     ds = data.new(NAME, metrics, [C.clean(r) for r in rows],
                   argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
                   cpu=cpu_name(), threads=torch.get_num_threads(), cores=os.cpu_count())
-    if args.quick:
-        print("quick run: not writing data")
-    else:
-        print("wrote", data.write(ds, args.out))
-    return 0
+    return data.save(ds, args.out, quick=args.quick)
 
 
 if __name__ == "__main__":

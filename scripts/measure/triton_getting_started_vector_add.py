@@ -140,11 +140,7 @@ def main(argv=None) -> int:
     }
     params = {"n": {"fmt": "pow2"}}
     ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])], params=params)
-    if args.quick:
-        print("quick run: not writing data")
-    else:
-        print("wrote", data.write(ds, args.out))
-    return 0
+    return data.save(ds, args.out, quick=args.quick)
 
 
 if __name__ == "__main__":

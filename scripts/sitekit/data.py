@@ -169,6 +169,17 @@ def params_of(row: dict, metrics: dict) -> dict:
     return {k: v for k, v in row.items() if k not in metrics}
 
 
+def save(dataset: dict, out: Path | str | None = None, *, quick: bool = False) -> int:
+    """The last step of a measurement script: write the dataset and say where, or, for a --quick
+    smoke run, only validate it. Returns 0, the script's exit status."""
+    if quick:
+        validate(dataset, "quick run")
+        print("quick run: valid, not written")
+    else:
+        print("wrote", write(dataset, out))
+    return 0
+
+
 def write(dataset: dict, out: Path | str | None = None) -> Path:
     """Validate, then write atomically: a failed run never leaves a half file."""
     out = Path(out) if out else path_of(dataset["name"])
