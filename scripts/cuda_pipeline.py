@@ -321,6 +321,7 @@ ARTIFACTS = {
     "registers": ("registers.sh", "registers", None),
     "vector_sass": ("vector.sh", "vector-sass", None),
     "gencode_list": ("gencode.sh", "gencode", None),
+    "wgmma": ("gencode.sh", "wgmma", None),
 }
 DERIVED = {"dryrun_steps": ("dryrun", dryrun_steps), "cfg_mermaid": ("cfg", cfg_mermaid)}
 

@@ -15,3 +15,14 @@ for f in arch_sm90 sass_only ptx_only two_sass sm90a; do
   cuobjdump --list-elf --list-ptx $f.fatbin 2>/dev/null || true   # it says so on stderr when a kind is absent
 done
 # --8<-- [end:gencode]
+
+# --8<-- [start:wgmma]
+nvcc -gencode arch=compute_90a,code=sm_90a -fatbin wgmma_fence.cu -o gencode_90a.fatbin && echo "gencode compute_90a,sm_90a: built"
+nvcc -arch=sm_90a -fatbin wgmma_fence.cu -o arch_90a.fatbin 2>&1 || echo "-arch=sm_90a: failed"
+nvcc -arch=sm_90a -DGUARDED -fatbin wgmma_fence.cu -o guarded.fatbin && echo "-arch=sm_90a -DGUARDED: built"
+cuobjdump --list-elf --list-ptx guarded.fatbin
+for ptx in guarded.1.sm_90.ptx guarded.2.sm_90a.ptx; do
+  cuobjdump -xptx $ptx guarded.fatbin > /dev/null
+  echo "$ptx: $(grep -c 'wgmma\.fence' $ptx || true) wgmma.fence"
+done
+# --8<-- [end:wgmma]
