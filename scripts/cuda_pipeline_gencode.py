@@ -13,7 +13,6 @@ rules; scripts/measure/cuda_compilation_pipeline.py checks it on the real card.
 """
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
@@ -52,8 +51,7 @@ def build(name: str, flags: str, tmp: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--jobs", type=int, default=2, help="builds in parallel (default 2)")
     args = ap.parse_args(argv)
     try:

@@ -12,7 +12,6 @@ SASS, and checks that the two tools agree.
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import tempfile
@@ -56,8 +55,7 @@ def parse(text: str) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--from", dest="src", type=Path, help="parse this saved output of the registers block")
     args = ap.parse_args(argv)
     try:

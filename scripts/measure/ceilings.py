@@ -11,7 +11,6 @@ output checked against a reference before it is timed.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -22,8 +21,7 @@ NAME = "foundation/ceilings"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test; never committed")
     args = ap.parse_args(argv)
 

@@ -21,11 +21,9 @@ finds it: the PyPI wheels, or CUDA_PIPELINE_HOME on a machine with its own CUDA 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -209,8 +207,7 @@ def stage_registers(work: Path, arch: str, quick: bool, rows: list) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--arch", default=None, help="the GPU's real architecture, e.g. sm_90 (default: read from the GPU)")
     ap.add_argument("--procs", type=int, default=3, help="processes per timed case (default 3)")
     ap.add_argument("--quick", action="store_true", help="small sizes, two processes; prints, writes nothing")

@@ -20,7 +20,6 @@ the same long do_bench, so "best_ms" compares configs, not tuning noise.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import multiprocessing as mp
 import os
@@ -31,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import how_ai_compilers_work_common as common  # noqa: E402
 from how_ai_compilers_work_common import bench, ceilings, load_snippet, require_cuda, sync  # noqa: E402
+from sitekit import data  # noqa: E402
 
 NAME = "how_ai_compilers_work/autotune"
 M, N, K = 8192, 8192, 2048
@@ -60,8 +60,7 @@ def spearman(a, b):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--workers", type=int, default=max(1, min(16, (os.cpu_count() or 2) - 1)),
                     help="processes that compile the space in parallel (default: CPUs - 1, at most 16)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes on a CPU through the interpreter; writes nothing")

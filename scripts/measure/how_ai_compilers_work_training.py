@@ -15,7 +15,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -23,13 +22,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import how_ai_compilers_work_common as common  # noqa: E402
 from how_ai_compilers_work_common import bench, ceilings, load_snippet, require_cuda, sync  # noqa: E402
+from sitekit import data  # noqa: E402
 
 NAME = "how_ai_compilers_work/training"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--smoke", action="store_true",
                     help="tiny sizes on a CPU (torch.compile with the aot_eager backend); writes nothing")
     args = ap.parse_args(argv)

@@ -16,7 +16,6 @@ is measured once and committed, not re-measured by CI.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -42,8 +41,7 @@ def cpu_name() -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--only", default="pointwise,mlp,gpt2_fwd,conv",
                     help="comma-separated workloads (default: pointwise,mlp,gpt2_fwd,conv)")
     ap.add_argument("--modes", default=",".join(CPU_MODES), help=f"comma-separated modes (default {','.join(CPU_MODES)})")

@@ -21,7 +21,6 @@ call, the host is not what limits the block.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -90,8 +89,7 @@ def short(name: str, n: int = 90) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test; never written")
     args = ap.parse_args(argv)
     import torch

@@ -21,7 +21,6 @@ compile) is not started and is recorded as not measured (null), never guessed.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -76,8 +75,7 @@ def repair(path: Path) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--budget-s", type=float, default=300.0,
                     help="start no case that would end after this many seconds (default 300)")
     ap.add_argument("--only", default=None,

@@ -22,10 +22,8 @@ Each compiled result is checked against eager before it is timed.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -54,8 +52,7 @@ def timed(fn) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--quick", action="store_true", help="tiny sizes and few repetitions; never written")
     args = ap.parse_args(argv)
 

@@ -18,7 +18,6 @@ with the L2 cache flushed before each run.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -40,8 +39,7 @@ SWEEP_ROUNDS = 3
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--quick", action="store_true", help="small sizes, few configs: a smoke test that writes nothing")
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds for the target rows (default 5)")
     args = ap.parse_args(argv)

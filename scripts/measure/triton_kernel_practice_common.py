@@ -19,9 +19,7 @@ from sitekit import data  # noqa: E402
 
 
 def parse(doc: str, name: str, argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{name}.json)")
-    return ap.parse_args(argv)
+    return data.arg_parser(doc, name).parse_args(argv)
 
 
 def need_gpu(script: str):

@@ -20,13 +20,11 @@ cost stays below the flush, the GPU never waits for the host and do_bench times 
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 
-from pathlib import Path
-
 from triton_kernel_practice_common import SNIPPETS, bench_rounds, need_gpu, snippet, write
+from sitekit import data  # noqa: E402
 
 NAME = "triton_kernel_practice/softmax_launch"
 
@@ -108,8 +106,7 @@ def flush_us() -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{NAME}.json)")
+    ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--write-snippet", action="store_true", help="rewrite fused_launch() with the fastest settings")
     args = ap.parse_args(argv)
     need_gpu("softmax_launch")

@@ -20,6 +20,7 @@ A row's keys that are not metrics are parameters: they identify the case, and
 """
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import json
 import math
@@ -167,6 +168,14 @@ def load(name: str) -> dict:
 
 def params_of(row: dict, metrics: dict) -> dict:
     return {k: v for k, v in row.items() if k not in metrics}
+
+
+def arg_parser(doc: str, name: str) -> argparse.ArgumentParser:
+    """The command line every producer of data/<name>.json starts from: its docstring as --help and
+    --out PATH (default data/<name>.json). Scripts add their own options to it."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{name}.json)")
+    return ap
 
 
 def save(dataset: dict, out: Path | str | None = None, *, quick: bool = False) -> int:

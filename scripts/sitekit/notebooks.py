@@ -40,7 +40,7 @@ def _cells(text: str, lang: str, page_path: str) -> list[dict]:
     text = ATTR.sub("", text)
     text = render_page(text, lang, page_path)
     text = _normalize_info_strings(text)
-    cells, buf, pos = [], [], 0
+    cells, buf = [], []
     lines = text.split("\n")
     i = 0
 

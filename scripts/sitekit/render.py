@@ -22,7 +22,7 @@ from functools import lru_cache
 import yaml
 
 from . import DATA
-from .data import DataError, load, params_of
+from .data import DataError, load
 
 MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards|glossary)\(.*?\))\s*\}\}")
 
