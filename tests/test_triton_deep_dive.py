@@ -1,0 +1,91 @@
+"""Kernels of "Deep Dive into OpenAI Triton": FlashAttention forward and backward, and the
+lattice Boltzmann solver, checked on a CPU.
+
+Attention: the snippet is imported with TRITON_INTERPRET=1 and its forward and gradients are
+compared with an fp32 reference on ragged shapes (GQA, causal and full, fp16 and bf16, D 64
+and 128) at tiny sizes; bad inputs must be refused with a message that says what is expected.
+
+LBM: the physics is validated with the PyTorch implementation of the same step (Taylor-Green
+decay against the analytic solution, its order of convergence, a short lid-driven cavity),
+and the Triton kernel is checked against that step on tiny grids through the interpreter.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+import snippet_loader
+
+ROOT = Path(__file__).resolve().parents[1]
+SNIPPETS = ROOT / "snippets" / "triton_deep_dive"
+
+
+def _load(name: str, interpret: bool):
+    return snippet_loader.load(SNIPPETS / f"{name}.py", f"tdd_test_{name}_{int(interpret)}", interpret)
+
+
+attn = _load("attention", True)
+
+
+@pytest.fixture(autouse=True)
+def _interpreter_on(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")   # read again while an interpreted kernel runs
+
+
+# ---------------------------------------------------------------- attention
+
+@pytest.mark.parametrize("B, HQ, HKV, N, D, causal, dtype", [
+    (1, 2, 1, 37, 64, True, torch.float16),       # GQA 2:1, ragged, causal
+    (1, 2, 2, 21, 64, False, torch.bfloat16),     # bf16 (upcast in the interpreter), N < two blocks
+    (1, 4, 2, 1, 64, True, torch.float16),        # a single token
+    (2, 2, 1, 50, 128, False, torch.float16),     # D = 128, batch 2
+    (1, 1, 1, 33, 128, True, torch.bfloat16),
+])
+def test_attention_matches_fp32_forward_and_gradients(B, HQ, HKV, N, D, causal, dtype):
+    assert attn.check(B, HQ, HKV, N, D, causal, dtype) < (2e-2 if dtype == torch.bfloat16 else 5e-3)
+
+
+def test_attention_custom_scale_and_strided_layout():
+    torch.manual_seed(1)
+    # (B, N, H, D) memory seen as (B, H, N, D), as a fused QKV projection produces
+    q, k, v = (torch.randn(1, 19, 2, 64, dtype=torch.float16).transpose(1, 2).requires_grad_() for _ in range(3))
+    o = attn.attention(q, k, v, causal=True, scale=0.05)
+    ref = attn.reference(q, k, v, causal=True, scale=0.05)
+    assert attn.rel_err(o, ref) < 5e-3
+    o.sum().backward()
+    assert all(t.grad is not None and t.grad.shape == t.shape for t in (q, k, v))
+
+
+@pytest.mark.parametrize("shapes, dtype, message", [
+    (((1, 2, 16, 80),) * 3, torch.float16, "head dim 80 is not supported"),
+    (((1, 3, 16, 64), (1, 2, 16, 64), (1, 2, 16, 64)), torch.float16, "multiple of key/value heads"),
+    (((1, 2, 16, 64), (1, 2, 17, 64), (1, 2, 17, 64)), torch.float16, "must have shape"),
+    (((2, 16, 64),) * 3, torch.float16, "4-D tensor"),
+    (((1, 2, 16, 64),) * 3, torch.float32, "float16 or all bfloat16"),
+    (((1, 2, 0, 64),) * 3, torch.float16, "at least 1"),
+])
+def test_attention_refuses_bad_inputs(shapes, dtype, message):
+    q, k, v = (torch.randn(s, dtype=dtype) for s in shapes)
+    with pytest.raises(ValueError, match=message):
+        attn.attention(q, k, v)
+
+
+def test_attention_refuses_cpu_tensors_on_the_gpu_path():
+    gpu_path = _load("attention", False)
+    q = torch.randn(1, 2, 16, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="must be CUDA tensors"):
+        gpu_path.attention(q, q, q)
+
+
+def test_block_sizes_fit_the_loops():
+    """Causal loops step BLOCK_N inside a BLOCK_M diagonal (forward, dQ) and BLOCK_M inside a
+    BLOCK_N diagonal (dK/dV): the configurations must keep those divisibilities."""
+    for d, cfg in attn.FWD_CONFIGS.items():
+        assert cfg["BLOCK_M"] % cfg["BLOCK_N"] == 0, d
+    for d, cfg in attn.BWD_CONFIGS.items():
+        m1, n1 = cfg["DKDV"]
+        m2, n2 = cfg["DQ"]
+        assert n1 % m1 == 0 and m2 % n2 == 0, d
