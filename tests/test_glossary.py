@@ -1,0 +1,102 @@
+"""One Chinese term per concept, site-wide, and no English sentence left on a Chinese page.
+
+data/glossary/terms.yml holds, for each concept, the term every Chinese page uses (`zh`), the
+variants that were decided against (`avoid`), and optionally the glossed form a page must give
+at least once when it uses the term (`first_use`). The prose of every docs/zh page and every
+Chinese label (data/labels.yml, data/*/labels.yml) is checked against it. Code blocks, inline
+code, HTML comments, data markers and link targets are not prose and are left out.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sitekit import DATA, DOCS
+
+TERMS = yaml.safe_load((DATA / "glossary" / "terms.yml").read_text(encoding="utf-8"))
+ZH_PAGES = sorted((DOCS / "zh").glob("*.md"))
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def prose(text: str) -> str:
+    """The page's prose, line for line (removed parts become blanks, so line numbers hold)."""
+    blank = lambda m: "\n" * m.group(0).count("\n")
+    text = re.sub(r"^([ \t]*)(`{3,}).*?^[ \t]*\2[ \t]*$", blank, text, flags=re.M | re.S)   # fenced code
+    text = re.sub(r"<!--.*?-->", blank, text, flags=re.S)                                  # marks, comments
+    text = re.sub(r"\{\{.*?\}\}", "", text)                                                 # data markers
+    text = re.sub(r"`[^`\n]*`", "", text)                                                   # inline code
+    text = re.sub(r"\]\([^)\s]*\)", "]", text)                                             # link targets
+    text = re.sub(r"https?://\S+", "", text)
+    return text
+
+
+def zh_labels() -> list[tuple[str, str]]:
+    out = []
+    for path in sorted([DATA / "labels.yml", *DATA.glob("*/labels.yml")]):
+        if not path.exists():
+            continue
+        for key, v in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items():
+            if isinstance(v, dict) and isinstance(v.get("zh"), str):
+                out.append((f"{path.relative_to(DATA.parent)}:{key}", v["zh"]))
+    return out
+
+
+def avoided_uses(text: str, term: dict) -> list[str]:
+    """Avoided variants in `text` that are not part of the chosen term (软件流水 inside 软件流水线)."""
+    keep = [term["zh"], *term.get("allow", [])]
+    masked = text
+    for k in sorted(keep, key=len, reverse=True):
+        masked = masked.replace(k, "\0" * len(k))
+    return [a for a in term.get("avoid", []) if a in masked]
+
+
+def test_terms_file_is_well_formed():
+    for t in TERMS:
+        for a in t.get("avoid", []):
+            assert isinstance(a, str) and a and a != t["zh"], f"glossary {t['en']!r}: bad avoid entry {a!r}"
+        if "first_use" in t:
+            assert t["zh"] in t["first_use"], f"glossary {t['en']!r}: first_use must contain the term {t['zh']!r}"
+    avoided = {a: t["en"] for t in TERMS for a in t.get("avoid", [])}
+    for t in TERMS:
+        assert t["zh"] not in avoided, f"glossary: {t['zh']!r} is {t['en']!r}'s term but avoided for {avoided[t['zh']]!r}"
+
+
+@pytest.mark.parametrize("page", ZH_PAGES, ids=lambda p: p.name)
+def test_zh_page_uses_the_glossary_terms(page):
+    text = prose(page.read_text(encoding="utf-8"))
+    problems = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for t in TERMS:
+            for a in avoided_uses(line, t):
+                problems.append(f"{page.name}:{n}: {a!r} for {t['en']!r}; the glossary's term is {t['zh']!r}")
+    if page.name != "glossary.md":
+        for t in TERMS:
+            if "first_use" in t and t["zh"] in text and t["first_use"] not in text:
+                problems.append(f"{page.name}: uses {t['zh']!r} but never introduces it as {t['first_use']!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_zh_labels_use_the_glossary_terms():
+    problems = [f"{where}: {a!r} for {t['en']!r}; the glossary's term is {t['zh']!r}"
+                for where, label in zh_labels() for t in TERMS for a in avoided_uses(label, t)]
+    assert not problems, "\n".join(problems)
+
+
+# An English sentence: six or more Latin words in a row (a name or an API call is shorter, and code
+# is not prose). Admonition titles and table cells count too. Quoted text (an error message as the
+# reader will see it, “…”) and titles of cited works in italics (*…*) stay in the original.
+QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"|(?<![*\w])\*[^*\n]+\*(?![*\w])")
+ENGLISH_RUN = re.compile(r"(?:\b[A-Za-z][A-Za-z'’-]*[,:;]?\s+){5,}[A-Za-z][A-Za-z'’-]*")
+
+
+@pytest.mark.parametrize("page", ZH_PAGES, ids=lambda p: p.name)
+def test_no_english_sentence_on_a_zh_page(page):
+    text = prose(page.read_text(encoding="utf-8"))
+    hits = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in ENGLISH_RUN.finditer(QUOTED.sub("", line)):
+            hits.append(f"{page.name}:{n}: {m.group(0)!r}")
+    assert not hits, "English left on a Chinese page:\n" + "\n".join(hits)
