@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """GPU CI: run every GPU-marked code block and re-measure every GPU dataset.
 
-    python scripts/gpu_ci.py                 # blocks + all datasets; replace data/ on success
-    python scripts/gpu_ci.py --check         # also list figures that drifted beyond noise; exit 1 if any
+    python scripts/gpu_ci.py --tier nightly            # blocks + nightly datasets; replace data/ on success
+    python scripts/gpu_ci.py --check --tier nightly    # report figures that drifted beyond noise; exit 1 if any
+    python scripts/gpu_ci.py --check --write --tier weekly  # every GPU dataset; write even if something drifted
     python scripts/gpu_ci.py --only foundation/ceilings --no-blocks
-    python scripts/gpu_ci.py --tier nightly  # leave out the datasets marked weekly in the registry
+    python scripts/gpu_ci.py --tier nightly --plan     # print the plan and its budget, run nothing
 
-Each dataset is measured into a temporary file by its script (scripts/registry.py),
-validated, compared against the committed file, and only then moved over it, so
-a failed, aborted or invalid run never replaces good data. With --check, data/ is
-left as it was and drift is only reported (pass --write to write anyway).
+Datasets are found from paths (scripts/measure/<article>/<dataset>.py -> data/<article>/<dataset>.json;
+sitekit/registry.py). Each is measured into a temporary file by its script, validated, compared with
+the committed file, and only then moved over it, so a failed, aborted or invalid run never replaces
+good data. The committed run becomes the new file's `history` (the last runs, small), from which the
+pages compute verdicts that must hold in two runs. With --check, data/ is left as it was unless
+--write is given too. Datasets that do not time the GPU (artifacts, compile logs) run beside the code
+blocks; the timed ones run one at a time, alone on the GPU.
 """
 from __future__ import annotations
 
@@ -20,11 +24,30 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from registry import DATASETS, by_name  # noqa: E402
-from sitekit import ROOT, data  # noqa: E402
+from sitekit import ROOT, data, registry
+
+# GPU-marked code blocks on the H200 (2026-12-01: 102 s end to end). Untimed datasets run beside them.
+BLOCKS_BUDGET_S = 110
+# Datasets that compile or capture on the GPU machine but time nothing there: they may share it.
+UNTIMED = {"pytorch_compile_stack/gpu_artifacts", "pytorch_compile_stack/cpu_artifacts_torch211"}
+HISTORY = 2           # previous runs kept in each dataset, for verdicts over two runs and run-to-run noise
+
+
+def chosen_datasets(args) -> list[registry.Dataset]:
+    if args.only:
+        return [registry.by_name(n) for n in args.only]
+    tiers = {"nightly": ("nightly",), "weekly": ("nightly", "weekly"), "all": ("nightly", "weekly")}[args.tier]
+    return [d for d in registry.DATASETS if d.needs == "gpu" and d.tier in tiers]
+
+
+def plan_seconds(datasets, blocks: bool) -> tuple[int, int, int]:
+    """(timed sum, untimed-beside-blocks critical path, planned wall) in seconds."""
+    timed = sum(d.budget_s for d in datasets if d.name not in UNTIMED)
+    beside = max(BLOCKS_BUDGET_S if blocks else 0, sum(d.budget_s for d in datasets if d.name in UNTIMED))
+    return timed, beside, timed + beside
 
 
 def run_blocks(junit: Path | None) -> int:
@@ -35,20 +58,56 @@ def run_blocks(junit: Path | None) -> int:
     return subprocess.run(cmd, cwd=ROOT).returncode
 
 
-def measure(ds, tmpdir: Path, log) -> tuple[dict | None, str]:
+def measure(ds: registry.Dataset, tmpdir: Path) -> tuple[dict | None, str, str]:
+    """Run one producer into a temporary file: (validated dataset or None, one-line status, full log)."""
     out = tmpdir / (ds.name.replace("/", "__") + ".json")
-    cmd = [sys.executable, ds.script, "--out", str(out)]
-    print("+", " ".join(cmd), flush=True)
+    cmd = [sys.executable, str(ROOT / ds.script), "--out", str(out)]
+    print("+", " ".join(cmd[1:]), flush=True)
     t0 = time.time()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    log.write(f"### {ds.name} ({time.time() - t0:.0f} s, rc={proc.returncode})\n{proc.stdout}\n{proc.stderr}\n")
+    dt = time.time() - t0
+    log = f"### {ds.name} ({dt:.0f} s, rc={proc.returncode})\n{proc.stdout}\n{proc.stderr}\n"
     if proc.returncode != 0:
-        return None, f"script failed (rc={proc.returncode}): {proc.stderr.strip().splitlines()[-1:] }"
+        last = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
+        return None, f"script failed (exit {proc.returncode}): {last}", log
     try:
-        obj = data.validate(json.loads(out.read_text()), str(out))
-    except (OSError, ValueError) as e:
-        return None, f"invalid output: {e}"
-    return obj, f"ok in {time.time() - t0:.0f} s"
+        obj = json.loads(out.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, f"script exited 0 but wrote no {out.name}", log
+    except json.JSONDecodeError as e:
+        return None, f"script wrote invalid JSON ({e})", log
+    try:
+        data.validate(obj, ds.script)
+    except data.DataError as e:
+        return None, f"invalid dataset: {e}", log
+    if obj["name"] != ds.name:
+        return None, f"dataset name {obj['name']!r} does not match its producer's path ({ds.name!r})", log
+    return obj, f"ok in {dt:.0f} s", log
+
+
+def with_history(new: dict, old: dict | None) -> dict:
+    """The new dataset, carrying the committed run (figures only) as its most recent history entry."""
+    if old is None:
+        return new
+    past = [data.summary(old)] + list(old.get("history", []))
+    return {**new, "history": past[:HISTORY]}
+
+
+def store(ds: registry.Dataset, new: dict, *, write: bool, data_dir: Path | None = None) -> list[str]:
+    """Compare with the committed file; write (atomically, history carried) when asked. Returns drift."""
+    committed = (data_dir / f"{ds.name}.json") if data_dir else data.path_of(ds.name)
+    old = None
+    moved: list[str] = []
+    if committed.exists():
+        try:
+            old = data.validate(json.loads(committed.read_text(encoding="utf-8")), str(committed))
+            moved = data.compare(old, new)
+        except (ValueError, data.DataError) as e:
+            moved = [f"{ds.name}: committed file invalid ({e})"]
+    if write:
+        data.write(with_history(new, old), committed)
+        print(f"  wrote {committed.relative_to(ROOT) if committed.is_relative_to(ROOT) else committed}", flush=True)
+    return moved
 
 
 def main(argv=None) -> int:
@@ -57,10 +116,31 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="with --check, still replace data/ with the new results")
     ap.add_argument("--only", action="append", default=[], metavar="NAME", help="re-measure only this dataset (repeatable)")
     ap.add_argument("--no-blocks", action="store_true", help="skip running the GPU-marked code blocks")
-    ap.add_argument("--tier", choices=["nightly", "all"], default="all",
-                    help="nightly: only datasets whose registry tier is nightly (under 10 minutes); all: every GPU dataset")
+    ap.add_argument("--tier", choices=["nightly", "weekly", "all"], default="all",
+                    help="nightly: the datasets of tier nightly; weekly (= all): every GPU dataset")
+    ap.add_argument("--budget", type=int, default=None, metavar="S",
+                    help="fail before running anything if the planned wall time (registry budgets) exceeds S seconds")
+    ap.add_argument("--plan", action="store_true", help="print the plan and its budget, run nothing")
     ap.add_argument("--log", type=Path, default=ROOT / "test-artifacts" / "gpu_ci.log", help="full output of every script")
+    ap.add_argument("--report", type=Path, default=ROOT / "test-artifacts" / "drift.md", help="drift report (Markdown)")
     args = ap.parse_args(argv)
+
+    try:
+        datasets = chosen_datasets(args)
+    except registry.RegistryError as e:
+        print(f"gpu_ci: {e}", file=sys.stderr)
+        return 2
+    timed, beside, wall = plan_seconds(datasets, not args.no_blocks)
+    print(f"gpu_ci: {len(datasets)} datasets; planned {wall} s = {timed} s timed one at a time + {beside} s of "
+          f"code blocks and untimed datasets side by side", flush=True)
+    if args.budget is not None and wall > args.budget:
+        print(f"gpu_ci: the plan needs {wall} s, over the budget of {args.budget} s: move datasets to the weekly "
+              f"tier or lower their work (budgets are each producer's META)", file=sys.stderr)
+        return 2
+    if args.plan:
+        for d in datasets:
+            print(f"  {d.name:50s} {d.budget_s:5d} s  {'untimed' if d.name in UNTIMED else 'timed'}")
+        return 0
 
     try:
         import torch
@@ -69,44 +149,53 @@ def main(argv=None) -> int:
     except (ImportError, RuntimeError) as e:
         print(f"gpu_ci: needs a CUDA GPU and torch with CUDA ({e})", file=sys.stderr)
         return 2
+    try:
+        from measure.cuda_compilation_pipeline import _pipeline
+        t = _pipeline.toolchain()
+        print(f"gpu_ci: CUDA toolchain: nvcc {t.release} ({t.version}) from {t.source}", flush=True)
+    except _pipeline.ToolchainError as e:
+        print(f"gpu_ci: {e}", file=sys.stderr)
+        return 2
 
-    chosen = [by_name(n) for n in args.only] if args.only else \
-        [d for d in DATASETS if d.needs == "gpu" and (args.tier == "all" or d.tier == "nightly")]
-    status = 0
-    if not args.no_blocks:
-        rc = run_blocks(ROOT / "test-artifacts" / "gpu_blocks.xml")
-        if rc not in (0, 5):
-            print(f"gpu_ci: GPU code blocks failed (pytest rc={rc})")
-            status = 1
+    t_start = time.time()
+    write = not args.check or args.write
     args.log.parent.mkdir(parents=True, exist_ok=True)
-    drift, failed = [], []
-    with tempfile.TemporaryDirectory() as t, open(args.log, "w") as log:
-        for ds in chosen:
-            new, msg = measure(ds, Path(t), log)
-            print(f"  {ds.name}: {msg}", flush=True)
+    drift, failed, status = [], [], 0
+    untimed = [d for d in datasets if d.name in UNTIMED]
+    timed_ds = [d for d in datasets if d.name not in UNTIMED]
+    with tempfile.TemporaryDirectory() as t, open(args.log, "w") as log, ThreadPoolExecutor(max_workers=2) as pool:
+        tmp = Path(t)
+        side = [pool.submit(measure, d, tmp) for d in untimed]       # beside the blocks: they time nothing
+        if not args.no_blocks:
+            rc = run_blocks(ROOT / "test-artifacts" / "gpu_blocks.xml")
+            if rc not in (0, 5):
+                print(f"gpu_ci: GPU code blocks failed (pytest exit {rc})", flush=True)
+                status = 1
+        results = [(d, f.result()) for d, f in zip(untimed, side)]
+        results += [(d, measure(d, tmp)) for d in timed_ds]
+        for d, (new, msg, text) in results:
+            log.write(text)
+            print(f"  {d.name}: {msg}", flush=True)
             if new is None:
-                failed.append(ds.name)
+                failed.append(f"{d.name}: {msg}")
                 continue
-            committed = data.path_of(ds.name)
-            if committed.exists():
-                try:
-                    old = data.validate(json.loads(committed.read_text()), str(committed))
-                    moved = data.compare(old, new)
-                except ValueError as e:
-                    moved = [f"{ds.name}: committed file invalid ({e})"]
-                drift += moved
-            if not args.check or args.write:
-                data.write(new, committed)
-                print(f"  wrote {committed.relative_to(ROOT)}")
+            drift += store(d, new, write=write)
+    elapsed = time.time() - t_start
+    lines = [f"# GPU CI drift report ({args.tier}, {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {elapsed:.0f} s)", ""]
     if failed:
         print("\nFAILED measurements (committed data left untouched):\n  " + "\n  ".join(failed))
+        lines += ["## Failed (committed data untouched)", "", *[f"- {f}" for f in failed], ""]
         status = 1
-    if args.check:
-        if drift:
-            print(f"\nDRIFT beyond noise thresholds ({len(drift)}):\n  " + "\n  ".join(drift))
+    lines += ["## Drift beyond each figure's noise", "", *([f"- {m}" for m in drift] or ["none"]), ""]
+    args.report.parent.mkdir(parents=True, exist_ok=True)
+    args.report.write_text("\n".join(lines), encoding="utf-8")
+    if drift:
+        print(f"\nDRIFT beyond noise ({len(drift)}):\n  " + "\n  ".join(drift))
+        if args.check:
             status = 1
-        else:
-            print("\nno figure moved beyond its noise threshold")
+    else:
+        print("\nno figure moved beyond its noise")
+    print(f"gpu_ci: {elapsed:.0f} s end to end; report in {args.report.relative_to(ROOT) if args.report.is_relative_to(ROOT) else args.report}")
     return status
 
 

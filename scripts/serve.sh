@@ -11,6 +11,7 @@ PY=${PYTHON:-python3}
 [ -d .venv ] || $PY -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --disable-pip-version-check -r requirements.txt
+python -m pip install -q --disable-pip-version-check --no-deps -e .
 python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
 exec mkdocs serve "$@"

@@ -18,10 +18,14 @@ PY=${PYTHON:-python3}
 [ -d .venv ] || $PY -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --disable-pip-version-check -r requirements-test.txt
+# the site's own code (scripts/sitekit, scripts/measure) as an importable package: pyproject.toml
+python -m pip install -q --disable-pip-version-check --no-deps -e .
 # the CUDA toolchain from PyPI (nvcc, ptxas, cuobjdump, nvdisasm) for the CUDA pipeline page:
 # compiling and disassembling need no GPU
 python -m pip install -q --disable-pip-version-check -r requirements-cuda.txt
 python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
+# lint (pyproject.toml [tool.ruff]) before the long tests: a mistake shows in seconds
+ruff check --no-cache .
 # two workers: the CI machine has 2 cores
 exec python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"

@@ -22,8 +22,7 @@ import needs
 from sitekit import DATA, DOCS, ROOT
 from sitekit.pages import blocks
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import cuda_pipeline as cp  # noqa: E402
+from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
 
 ME = "tests/test_cuda_compilation_pipeline.py"
 PAGES = [DOCS / lang / "cuda-compilation-pipeline.md" for lang in ("en", "zh")]
@@ -82,21 +81,21 @@ def test_missing_toolchain_says_what_to_install(monkeypatch):
 
 
 def test_bad_toolchain_home_is_a_clear_error():
-    p = subprocess.run([sys.executable, "scripts/cuda_pipeline.py", "bin"], cwd=ROOT, capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "bin"], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "CUDA_PIPELINE_HOME": "/nonexistent/cuda"})
     assert p.returncode == 1 and "no bin/nvcc there" in p.stderr and "requirements-cuda.txt" in p.stderr
 
 
 def test_unknown_architecture_lists_the_valid_ones():
     _toolchain_or_skip()
-    p = subprocess.run([sys.executable, "scripts/cuda_pipeline.py", "check-arch", "sm_95"], cwd=ROOT,
+    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "check-arch", "sm_95"], cwd=ROOT,
                        capture_output=True, text=True)
     assert p.returncode == 1
     assert "unknown GPU architecture 'sm_95'" in p.stderr and "sm_90a" in p.stderr and "compute_100f" in p.stderr
-    ok = subprocess.run([sys.executable, "scripts/cuda_pipeline.py", "check-arch", "sm_90a"], cwd=ROOT,
+    ok = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "check-arch", "sm_90a"], cwd=ROOT,
                         capture_output=True, text=True)
     assert ok.returncode == 0 and ok.stdout.strip() == "sm_90a"
-    m = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline.py", "--arch", "sm_91"], cwd=ROOT,
+    m = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/h200.py", "--arch", "sm_91"], cwd=ROOT,
                        capture_output=True, text=True)
     assert m.returncode != 0 and "unknown GPU architecture 'sm_91'" in m.stderr
 
@@ -144,7 +143,7 @@ def test_every_shown_artifact_exists_and_is_produced():
 def test_gencode_dataset_regenerates(tmp_path):
     _toolchain_or_skip()
     out = tmp_path / "gencode.json"
-    p = subprocess.run([sys.executable, "scripts/cuda_pipeline_gencode.py", "--out", str(out)], cwd=ROOT,
+    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/gencode.py", "--out", str(out)], cwd=ROOT,
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert _rows(out) == _rows(DATA / "cuda_compilation_pipeline" / "gencode.json")
@@ -152,14 +151,14 @@ def test_gencode_dataset_regenerates(tmp_path):
 
 def test_resources_dataset_regenerates(regenerated, tmp_path):
     out = tmp_path / "resources.json"
-    p = subprocess.run([sys.executable, "scripts/cuda_pipeline_resources.py", "--out", str(out),
+    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/resources.py", "--out", str(out),
                         "--from", str(regenerated / "registers.txt")], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert _rows(out) == _rows(DATA / "cuda_compilation_pipeline" / "resources.json")
 
 
 def test_triton_artifacts_regenerate(tmp_path):
-    p = subprocess.run([sys.executable, "scripts/cuda_pipeline_triton.py", "--out-dir", str(tmp_path)], cwd=ROOT,
+    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_triton_ir.py", "--out-dir", str(tmp_path)], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     for f in sorted(tmp_path.glob("triton_*.txt")):
@@ -172,7 +171,7 @@ def test_newer_nvcc_ptx_regenerates(tmp_path):
     if lacking:
         pytest.skip("needs " + ", ".join(lacking) + f" (fetches nvcc {cp.NEWER_NVCC} from PyPI)")
     out = tmp_path / "newer.ptx"
-    p = subprocess.run([sys.executable, "scripts/cuda_pipeline.py", "newer-ptx", "--out", str(out)], cwd=ROOT,
+    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "newer-ptx", "--out", str(out)], cwd=ROOT,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     committed = (IR / "saxpy_nvcc13.5.ptx").read_text(encoding="utf-8")

@@ -147,7 +147,7 @@ def test_model_and_search():
 
 @pytest.mark.parametrize("script", ["fusion", "autotune", "training"])
 def test_measurement_script_logic_on_cpu(script):
-    p = subprocess.run([sys.executable, f"scripts/measure/how_ai_compilers_work_{script}.py", "--smoke"],
+    p = subprocess.run([sys.executable, f"scripts/measure/how_ai_compilers_work/{script}.py", "--smoke"],
                        cwd=ROOT, capture_output=True, text=True, timeout=600,
                        env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
@@ -155,14 +155,13 @@ def test_measurement_script_logic_on_cpu(script):
 
 
 def test_scripts_reject_bad_arguments():
-    p = subprocess.run([sys.executable, "scripts/measure/how_ai_compilers_work_autotune.py", "--workers", "0"],
+    p = subprocess.run([sys.executable, "scripts/measure/how_ai_compilers_work/autotune.py", "--workers", "0"],
                        cwd=ROOT, capture_output=True, text=True)
     assert p.returncode != 0 and "--workers must be at least 1" in p.stderr
 
 
 def test_registry_and_committed_data():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from registry import DATASETS
+    from sitekit.registry import DATASETS
     from sitekit import data
     mine = {d.name: d for d in DATASETS if d.name.startswith("how_ai_compilers_work/")}
     assert set(mine) == {"how_ai_compilers_work/fusion", "how_ai_compilers_work/autotune",
@@ -185,3 +184,33 @@ def test_registry_and_committed_data():
             unfused, fused = ns["traffic"](case, shape)
             want = unfused if row["aic_impl"] == "aic_eager" else fused
             assert abs(row["aic_gbytes"] - want / 1e9) < 1e-9, row
+
+
+def test_search_budget_replay_and_claims(tmp_path):
+    """search_budget.json is a pure function of autotune.json (regenerated here, ~5 s), and the
+    sentences of the section 'A control: random search on the same budget' still hold for it."""
+    out = tmp_path / "sb.json"
+    p = subprocess.run([sys.executable, "scripts/measure/how_ai_compilers_work/search_budget.py", "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    fresh = json.loads(out.read_text())
+    committed = json.loads((ROOT / "data/how_ai_compilers_work/search_budget.json").read_text())
+    assert fresh["rows"] == committed["rows"], ("data/how_ai_compilers_work/search_budget.json is stale: run "
+                                                "scripts/measure/how_ai_compilers_work/search_budget.py")
+    row = {(r.get("aic_search"), r.get("aic_budget")): r for r in committed["rows"] if r["kind"] == "search"}
+    noise = committed["metrics"]["aic_median_ratio"]["noise"]
+    rnd, lrn = row["aic_random", 24], row["aic_learned", 24]
+    # "the two medians are closer to each other than the ~10 % a single config moved between runs"
+    assert abs(rnd["aic_median_ratio"] - lrn["aic_median_ratio"]) < noise
+    # "the learned model buys reliability (fewer bad draws)"
+    assert lrn["aic_p_within5"] > rnd["aic_p_within5"] and lrn["aic_p90_ratio"] <= rnd["aic_p90_ratio"]
+    # "24 random draws usually catch one of them"
+    assert rnd["aic_p_within5"] > 0.5
+
+
+def test_search_budget_rejects_too_few_seeds():
+    p = subprocess.run([sys.executable, "scripts/measure/how_ai_compilers_work/search_budget.py", "--seeds", "2",
+                        "--out", "/dev/null"], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})
+    assert p.returncode != 0 and "--seeds must be at least 5" in p.stderr

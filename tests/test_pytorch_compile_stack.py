@@ -24,8 +24,6 @@ from sitekit.data import load
 
 DATA = ROOT / "data" / "pytorch_compile_stack"
 IR = DATA / "ir"
-sys.path.insert(0, str(ROOT / "scripts" / "measure"))
-sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def _run(args, timeout=600):
@@ -37,7 +35,7 @@ def _run(args, timeout=600):
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
     out = tmp_path_factory.mktemp("pcs")
-    p = _run(["scripts/pytorch_compile_stack_artifacts.py", "--device", "cpu",
+    p = _run(["scripts/measure/pytorch_compile_stack/_artifacts.py", "--device", "cpu",
               "--out", str(out / "cpu_artifacts.json"), "--ir-dir", str(out / "ir")])
     assert p.returncode == 0, f"artifact script failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
     return out
@@ -56,7 +54,7 @@ def test_cpu_artifacts_match_committed(regenerated):
                                                 f"committed/{name}", f"regenerated/{name}", n=1))
             problems.append(diff[:3000])
     assert not problems, ("regenerated CPU artifacts differ from data/pytorch_compile_stack/ir/cpu "
-                          "(run scripts/pytorch_compile_stack_artifacts.py --device cpu and review):\n"
+                          "(run scripts/measure/pytorch_compile_stack/_artifacts.py --device cpu and review):\n"
                           + "\n".join(problems))
 
 
@@ -134,7 +132,7 @@ def test_cpu_datasets_claims():
 # ----------------------------------------------------------------------------- parser and scripts
 
 def test_kernel_parser_counts_calls_not_definitions():
-    import pytorch_compile_stack_common as C
+    from measure.pytorch_compile_stack import _common as C
     for device in ("cpu", "cuda"):
         graph, ks = C.kernels_in((IR / device / "output_code.txt").read_text())
         assert graph == "0_inference"
@@ -153,9 +151,9 @@ def test_normalize_removes_run_specific_text():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["scripts/measure/pytorch_compile_stack_gpu.py", "--budget-s", "0"], "--budget-s must be positive"),
-    (["scripts/pytorch_compile_stack_artifacts.py", "--device", "tpu"], "invalid choice"),
-    (["scripts/measure/pytorch_compile_stack_cpu.py", "--only", "resnet"], "unknown workload"),
+    (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--budget-s", "0"], "--budget-s must be positive"),
+    (["scripts/measure/pytorch_compile_stack/_artifacts.py", "--device", "tpu"], "invalid choice"),
+    (["scripts/measure/pytorch_compile_stack/cpu_workloads.py", "--only", "resnet"], "unknown workload"),
 ])
 def test_scripts_reject_bad_arguments(args, message):
     p = _run(args, timeout=120)

@@ -1,6 +1,6 @@
 """Regenerate the PTX sample and the PTX table of "Getting Started with OpenAI Triton" on the CPU.
 
-scripts/measure/triton_getting_started_ptx.py compiles the page's add_kernel for sm_90 with the
+scripts/measure/triton_getting_started/ptx.py compiles the page's add_kernel for sm_90 with the
 wrapper's defaults (no GPU needed) and writes data/triton_getting_started/ptx.json and
 data/triton_getting_started/ir/add_kernel.sm_90a.ptx. This test runs it into a temporary folder and
 fails if either differs from the committed files, so the page never shows PTX that the kernel, the

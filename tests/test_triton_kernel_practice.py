@@ -178,7 +178,7 @@ def test_vector_add_ragged_and_errors():
 def resources(tmp_path_factory):
     out = tmp_path_factory.mktemp("resources") / "resources.json"
     env = {**os.environ, "TRITON_INTERPRET": "0"}
-    p = subprocess.run([sys.executable, "scripts/measure/triton_kernel_practice_resources.py", "--out", str(out)],
+    p = subprocess.run([sys.executable, "scripts/measure/triton_kernel_practice/resources.py", "--out", str(out)],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]
     return json.loads(out.read_text())

@@ -166,15 +166,74 @@ def load(name: str) -> dict:
     return obj
 
 
+SPREAD = "_spread"     # row key `<metric>_spread`: that figure's relative round-to-round spread in this run
+
+
 def params_of(row: dict, metrics: dict) -> dict:
-    return {k: v for k, v in row.items() if k not in metrics}
+    return {k: v for k, v in row.items() if k not in metrics and not k.endswith(SPREAD)}
+
+
+def case_key(row: dict, metrics: dict) -> str:
+    return json.dumps(params_of(row, metrics), sort_keys=True)
+
+
+def summary(ds: dict) -> dict:
+    """One past run of a dataset, kept small: when, which commit, and its checked figures per case."""
+    checked = [m for m, meta in ds["metrics"].items() if meta.get("check") is not False]
+    rows = []
+    for r in ds["rows"]:
+        figs = {m: r[m] for m in checked if r.get(m) is not None}
+        figs.update({m + SPREAD: r[m + SPREAD] for m in checked if r.get(m + SPREAD) is not None})
+        if figs:
+            rows.append({**params_of(r, ds["metrics"]), **figs})
+    p = ds["provenance"]
+    return {"date": p.get("date"), "commit": p.get("commit"), "rows": rows}
+
+
+def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
+    """The same case in the run `back` entries into the dataset's history (0 = the run before this one)."""
+    hist = ds.get("history") or []
+    if back >= len(hist):
+        return None
+    key = case_key(row, ds["metrics"])
+    return next((r for r in hist[back]["rows"] if case_key(r, ds["metrics"]) == key), None)
+
+
+def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None) -> tuple[float, str]:
+    """The relative change one figure may show without meaning anything, and where that bound comes from.
+
+    Measured, per figure: twice the largest round-to-round spread recorded for it (this run, the other
+    run compared with), and the change between the last two runs in the history. A dataset that records
+    no spread for the figure falls back to its metric's declared `noise`."""
+    meta = ds["metrics"][metric]
+    spreads = [r.get(metric + SPREAD) for r in (row, other) if r is not None]
+    spreads = [x for x in spreads if isinstance(x, (int, float))]
+    prev = previous_row(ds, row)
+    runs = []
+    if prev is not None and isinstance(prev.get(metric), (int, float)) and isinstance(row.get(metric), (int, float)):
+        a, b = prev[metric], row[metric]
+        if not isinstance(a, bool) and a:
+            runs.append(abs(b - a) / abs(a))
+    if not spreads:
+        return float(meta["noise"]), "declared"
+    return max([2 * x for x in spreads] + runs + [0.01]), "measured"
+
+
+def name_of(script: str | Path) -> str:
+    """The dataset a producer writes: scripts/measure/<article>/<dataset>.py -> "<article>/<dataset>"."""
+    p = Path(script).resolve()
+    if p.parent.parent != ROOT / "scripts" / "measure" or p.name.startswith("_"):
+        raise DataError(f"{script}: a producer lives at scripts/measure/<article>/<dataset>.py")
+    return f"{p.parent.name}/{p.stem}"
 
 
 def arg_parser(doc: str, name: str) -> argparse.ArgumentParser:
-    """The command line every producer of data/<name>.json starts from: its docstring as --help and
-    --out PATH (default data/<name>.json). Scripts add their own options to it."""
+    """The command line every producer of data/<name>.json starts from: its docstring as --help,
+    --out PATH (default data/<name>.json) and --quick (a smoke run: small sizes, validated, never
+    written). Scripts add their own options to it."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{name}.json)")
+    ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke test: validated, never written")
     return ap
 
 
@@ -209,19 +268,24 @@ def write(dataset: dict, out: Path | str | None = None) -> Path:
 
 
 def new(name: str, metrics: dict, rows: list[dict], argv: list[str] | None = None, **extra) -> dict:
+    """A dataset with its provenance and `sources`: the content hash of every module this process
+    loaded from snippets/ or scripts/measure/ (the producer, its helpers, the page's snippets), so a
+    CPU test can tell when the code has moved on from the data (tests/test_data.py)."""
+    from .measure import sources
     ds = {"schema": SCHEMA, "name": name, "provenance": collect_provenance(argv),
-          "metrics": metrics, "rows": rows}
+          "sources": sources(), "metrics": metrics, "rows": rows}
     ds.update(extra)
     return ds
 
 
 def compare(old: dict, new_: dict) -> list[str]:
-    """Figures of `new_` that moved beyond their metric's noise threshold against `old`."""
+    """Figures of `new_` that moved beyond their noise (figure_noise) against `old`; a target (a boolean
+    metric) that flips is always reported."""
     problems = []
     metrics = old["metrics"]
-    index = {json.dumps(params_of(r, metrics), sort_keys=True): r for r in old["rows"]}
+    index = {case_key(r, metrics): r for r in old["rows"]}
     for row in new_["rows"]:
-        key = json.dumps(params_of(row, new_["metrics"]), sort_keys=True)
+        key = case_key(row, new_["metrics"])
         ref = index.get(key)
         if ref is None:
             problems.append(f"{new_['name']}: new case {key} not in committed data")
@@ -230,11 +294,16 @@ def compare(old: dict, new_: dict) -> list[str]:
             a, b = ref.get(m), row.get(m)
             if a is None or b is None or meta.get("check") is False:
                 continue
+            if isinstance(a, bool) or isinstance(b, bool):
+                if bool(a) != bool(b):
+                    problems.append(f"{new_['name']}: {key} {m}: target flipped {a} -> {b}")
+                continue
+            noise, source = figure_noise(old, ref, m, row)
             rel = abs(b - a) / max(abs(a), 1e-30)
-            if rel > meta["noise"]:
+            if rel > noise:
                 problems.append(f"{new_['name']}: {key} {m}: {a:g} -> {b:g} {meta['unit']} "
-                                f"({rel:+.1%} > noise {meta['noise']:.0%})")
-    seen = {json.dumps(params_of(r, new_["metrics"]), sort_keys=True) for r in new_["rows"]}
+                                f"({rel:+.1%} > {source} noise {noise:.1%})")
+    seen = {case_key(r, new_["metrics"]) for r in new_["rows"]}
     for key in index:
         if key not in seen:
             problems.append(f"{old['name']}: case {key} missing from the new measurement")

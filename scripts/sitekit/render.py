@@ -22,9 +22,9 @@ from functools import lru_cache
 import yaml
 
 from . import DATA
-from .data import DataError, load
+from .data import DataError, figure_noise, load, previous_row
 
-MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards|glossary)\(.*?\))\s*\}\}")
+MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards|glossary|check|verdict)\(.*?\))\s*\}\}")
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
 
@@ -62,6 +62,14 @@ TEXT = {
     "yes": {"en": "met", "zh": "达标"},
     "no": {"en": "not met", "zh": "未达标"},
     "true": {"en": "yes", "zh": "是"},
+    "one_run": {"en": "one run so far", "zh": "目前只有一次运行"},
+    "unstable": {"en": "unstable", "zh": "不稳定"},
+    "this_run": {"en": "this run", "zh": "本次"},
+    "last_run": {"en": "previous run", "zh": "上次"},
+    "stale": {"en": "stale: the code changed after this was measured", "zh": "数据已过期：测量之后代码已改动"},
+    "faster": {"en": "faster", "zh": "更快"},
+    "slower": {"en": "slower", "zh": "更慢"},
+    "same": {"en": "no measurable difference", "zh": "没有可测的差别"},
     "false": {"en": "no", "zh": "否"},
 }
 
@@ -111,6 +119,47 @@ def select(ds: dict, where: dict | None) -> list[dict]:
     return rows
 
 
+def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
+    """A target (boolean `met_*`) judged over two runs: met / not met when this run and the previous
+    one agree, "unstable" with both figures when they do not, and a note when only one run exists."""
+    cur = row.get(col)
+    if not isinstance(cur, bool):
+        return fmt_value(ds, col, cur, lang)
+    meta = ds["metrics"].get(col, {})
+    prev_row = previous_row(ds, row)
+    prev = prev_row.get(col) if prev_row else None
+    cell = fmt_value(ds, col, cur, lang)
+    if prev is None:
+        return f'{cell} <span class="runs">({_t("one_run", lang)})</span>'
+    if bool(prev) == cur:
+        return cell
+    of = meta.get("of")
+    figs = ""
+    if of and of in row and prev_row.get(of) is not None:
+        figs = (f": {_t('this_run', lang)} {fmt_value(ds, of, row[of], lang)}, "
+                f"{_t('last_run', lang)} {fmt_value(ds, of, prev_row[of], lang)}")
+    return f'<span class="bad">~ {_t("unstable", lang)}{figs}</span>'
+
+
+@lru_cache(maxsize=4)
+def _stale_cached(stamp: tuple) -> dict:
+    path = DATA / "stale.yml"
+    return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if stamp else {}
+
+
+def stale() -> dict:
+    """data/stale.yml: {dataset: {en: why, zh: why}} for datasets whose code moved on since they were measured."""
+    path = DATA / "stale.yml"
+    return _stale_cached((path.stat().st_mtime,) if path.exists() else ())
+
+
+def producer_command(ds: dict) -> str:
+    """The command that produces the dataset, naming the producer at its current path."""
+    parts = ds["provenance"]["command"].split(" ")
+    args = [a for a in parts[2:]] if len(parts) > 1 and parts[1].endswith(".py") else parts[1:]
+    return " ".join(["python", f"scripts/measure/{ds['name']}.py", *args])
+
+
 def provenance_line(ds: dict, lang: str) -> str:
     p = ds["provenance"]
     hw = p.get("gpu") or f"{_t('cpu', lang)} ({p.get('machine')})"
@@ -124,8 +173,12 @@ def provenance_line(ds: dict, lang: str) -> str:
             parts.append(f"{name} {p[k]}")
     parts.append(p["date"])
     parts.append(f"{_t('commit', lang)} <code>{html.escape(p['commit'])}</code>")
-    parts.append(f"<code>{html.escape(p['command'])}</code>")
+    parts.append(f"<code>{html.escape(producer_command(ds))}</code>")
     parts.append(f"{_t('data', lang)}<code>data/{ds['name']}.json</code>")
+    why = stale().get(ds["name"])
+    if why:
+        reason = why.get(lang) or why.get("en") if isinstance(why, dict) else str(why)
+        parts.append(f'<span class="stale">⚠ {_t("stale", lang)} ({html.escape(reason)})</span>')
     return '<p class="provenance">' + " · ".join(parts) + "</p>"
 
 
@@ -139,7 +192,8 @@ def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, s
         rows = sorted(rows, key=lambda r: (r.get(sort) is None, r.get(sort)))
     head = "| " + " | ".join(column_title(ds, c, lang) for c in cols) + " |"
     align = "| " + " | ".join("---:" if c in ds["metrics"] or all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows) else "---" for c in cols) + " |"
-    body = ["| " + " | ".join(fmt_value(ds, c, r.get(c), lang) for c in cols) + " |" for r in rows]
+    body = ["| " + " | ".join(target_cell(ds, r, c, lang) if c.startswith("met") else fmt_value(ds, c, r.get(c), lang)
+                              for c in cols) + " |" for r in rows]
     return "\n".join([head, align, *body, "", provenance_line(ds, lang)])
 
 
@@ -176,10 +230,11 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
 def _tick_label(v: float, log_base: int | None) -> str:
     if log_base == 2 and v > 0 and float(v).is_integer() and int(v) & (int(v) - 1) == 0:
-        return f"2<tspan dy='-6' font-size='9'>{int(math.log2(v))}</tspan>"
-    if abs(v) >= 1e4 or (0 < abs(v) < 1e-2):
-        return f"{v:.0e}"
-    return f"{v:g}"
+        return f"2<tspan dy='-6' font-size='10'>{int(math.log2(v))}</tspan>"
+    if abs(v) >= 1e6 or (0 < abs(v) < 1e-2):
+        m, e = f"{v:.1e}".split("e")
+        return f"{float(m):g}×10<tspan dy='-6' font-size='10'>{int(e)}</tspan>"
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
 
 
 def plot(name: str, x: str, y: str, series: str | None = None, where: dict | None = None, *,
@@ -224,6 +279,8 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
             xlo, xhi = math.log(min(xs)), math.log(max(xs))
             fx = lambda v: L + (math.log(v) - xlo) / max(xhi - xlo, 1e-9) * pw
             xticks = [v for v in xs] if len(xs) <= 14 else xs[::max(1, len(xs) // 10)]
+            if logx == 2:   # one kind of label on a power-of-two axis: 2^13, 2^15, not 12,288 between them
+                xticks = [v for v in xticks if float(v).is_integer() and int(v) & (int(v) - 1) == 0] or xticks
         else:
             xlo, xhi = min(xs), max(xs)
             fx = lambda v: L + (v - xlo) / max(xhi - xlo, 1e-9) * pw
@@ -294,7 +351,59 @@ def glossary(*, lang: str) -> str:
     return "\n".join([head, *rows])
 
 
-FUNCS = {"glossary": glossary, "table": table, "plot": plot, "value": value, "provenance": provenance, "article_cards": article_cards}
+def _one_row(name: str, metric: str, where: dict | None) -> tuple[dict, dict, float]:
+    ds = load(name)
+    rows = select(ds, where)
+    if len(rows) != 1:
+        raise DataError(f"data/{name}.json: needs exactly one row, {len(rows)} match {where}")
+    if not isinstance(rows[0].get(metric), (int, float)):
+        raise DataError(f"data/{name}.json: row {where} has no numeric '{metric}'")
+    return ds, rows[0], float(rows[0][metric])
+
+
+def _ref(ds: dict, name: str, metric: str, ref) -> float:
+    if isinstance(ref, dict):
+        return _one_row(name, metric, ref)[2]
+    if isinstance(ref, (int, float)) and not isinstance(ref, bool):
+        return float(ref)
+    raise DataError(f"ref must be a number or a where-dict of another row, found {ref!r}")
+
+
+def _judge(name: str, metric: str, where: dict | None, ref) -> tuple[float, float, float]:
+    ds, row, v = _one_row(name, metric, where)
+    r = _ref(ds, name, metric, ref)
+    noise, _ = figure_noise(ds, row, metric)
+    return v, r, noise
+
+
+def check(name: str, metric: str, where: dict | None = None, op: str = ">", ref=1.0, *, lang: str) -> str:
+    """Renders nothing; fails the build when the data no longer supports the sentence it sits in.
+    op: ">" above ref beyond the figure's noise, "<" below it beyond noise, "~" within noise of ref,
+    ">=" / "<=" plain comparisons."""
+    v, r, noise = _judge(name, metric, where, ref)
+    ok = {">": v > r * (1 + noise), "<": v < r * (1 - noise), "~": abs(v - r) <= noise * abs(r),
+          ">=": v >= r, "<=": v <= r}.get(op)
+    if ok is None:
+        raise DataError(f"check(): op must be one of > < ~ >= <=, found {op!r}")
+    if not ok:
+        raise DataError(f"data/{name}.json {where} {metric} = {v:.4g} no longer satisfies '{op} {r:.4g}' "
+                        f"(noise {noise:.1%}): the sentence around this check is stale; rewrite it from the data")
+    return ""
+
+
+def verdict(name: str, metric: str, where: dict | None = None, ref=1.0, words: list | None = None, *, lang: str) -> str:
+    """faster / slower / no measurable difference (or `words`: three label keys), from the figure
+    against ref and the figure's noise. For a speed-up ratio (higher is faster) use ref=1.0."""
+    v, r, noise = _judge(name, metric, where, ref)
+    keys = words or ["faster", "slower", "same"]
+    if len(keys) != 3:
+        raise DataError("verdict(): words must name three labels: above, below, within noise")
+    i = 0 if v > r * (1 + noise) else 1 if v < r * (1 - noise) else 2
+    k = keys[i]
+    return _t(k, lang) if k in TEXT else label(k, lang)
+
+
+FUNCS = {"check": check, "verdict": verdict, "glossary": glossary, "table": table, "plot": plot, "value": value, "provenance": provenance, "article_cards": article_cards}
 
 
 def _literal(node):

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """The pinned CUDA toolchain, and the artifacts of the page "CUDA Compilation Pipeline Deep Dive".
 
-    python scripts/cuda_pipeline.py bin                # the toolchain's bin folder (nvcc, ptxas, cuobjdump, nvdisasm)
-    python scripts/cuda_pipeline.py lib                # its library folder: link with -L<lib>
-    python scripts/cuda_pipeline.py archs              # the targets this nvcc accepts
-    python scripts/cuda_pipeline.py check-arch sm_90a  # exit 1, listing the valid ones, if nvcc would refuse it
-    python scripts/cuda_pipeline.py artifacts [--out-dir DIR] [--only NAME ...]
-    python scripts/cuda_pipeline.py run-block run_h200.sh compat   # one block of the page, as shown there
-    python scripts/cuda_pipeline.py newer-ptx [--out FILE]   # needs network: nvcc 13.5 into a temporary folder
+    python scripts/measure/cuda_compilation_pipeline/_pipeline.py bin                # the toolchain's bin folder (nvcc, ptxas, cuobjdump, nvdisasm)
+    python scripts/measure/cuda_compilation_pipeline/_pipeline.py lib                # its library folder: link with -L<lib>
+    python scripts/measure/cuda_compilation_pipeline/_pipeline.py archs              # the targets this nvcc accepts
+    python scripts/measure/cuda_compilation_pipeline/_pipeline.py check-arch sm_90a  # exit 1, listing the valid ones, if nvcc would refuse it
+    python scripts/measure/cuda_compilation_pipeline/_pipeline.py artifacts [--out-dir DIR] [--only NAME ...]
+    python scripts/measure/cuda_compilation_pipeline/_pipeline.py run-block run_h200.sh compat   # one block of the page, as shown there
+    python scripts/measure/cuda_compilation_pipeline/_pipeline.py newer-ptx [--out FILE]   # needs network: nvcc 13.5 into a temporary folder
 
 The toolchain is the set of PyPI wheels in requirements-cuda.txt (nvidia-cuda-nvcc 13.0.x and its
-companions), found inside the Python environment that runs this script. Nothing here looks at
-/usr/local/cuda or PATH. CUDA_PIPELINE_HOME=<a CUDA install> replaces the wheels (the GPU machine's
-own toolkit, say); its release must still be 13.0, the CUDA version of the H200's driver.
+companions), found inside the Python environment that runs this script; where they are not
+installed, a system nvcc on PATH (or /usr/local/cuda, as on a standard CUDA image) of the same
+release. CUDA_PIPELINE_HOME=<a CUDA install> overrides both. Whatever is chosen must be release 13.0,
+the CUDA version of the H200's driver; another release is an error that names both versions.
+`python -m measure.cuda_compilation_pipeline._pipeline which` prints the choice.
 
 `artifacts` runs the shell sections of snippets/cuda_compilation_pipeline/*.sh (exactly the
 blocks the page shows), normalizes what they print (temporary folders, the toolchain's
@@ -35,7 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from sitekit import ROOT  # noqa: E402
+
 SNIPPETS = ROOT / "snippets" / "cuda_compilation_pipeline"
 IR = ROOT / "data" / "cuda_compilation_pipeline" / "ir"
 RELEASE = "13.0"                     # the CUDA version of the H200's driver (580.x)
@@ -73,34 +76,61 @@ def _site_dirs() -> list[Path]:
     return dirs
 
 
+def _nvcc_release(nvcc: Path, source: str) -> tuple[str, str]:
+    out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True)
+    m = re.search(r"release (\d+\.\d+), (V[\d.]+)", out.stdout)
+    if out.returncode != 0 or not m:
+        raise ToolchainError(f"{nvcc} --version failed ({source}): {out.stderr.strip()}")
+    return m.group(1), m.group(2)
+
+
+def _system_nvcc() -> Path | None:
+    """nvcc on PATH, else the standard CUDA image location."""
+    found = shutil.which("nvcc")
+    if found:
+        return Path(found).resolve()
+    default = Path("/usr/local/cuda/bin/nvcc")
+    return default if default.is_file() else None
+
+
 @functools.lru_cache(maxsize=None)
 def toolchain() -> Toolchain:
-    """Locate nvcc 13.0: CUDA_PIPELINE_HOME if set, else the nvidia/cu13 wheels of this Python."""
+    """Locate an nvcc of release 13.0, the CUDA version of the H200's driver, in this order:
+    CUDA_PIPELINE_HOME if set; the pinned PyPI wheels of this Python (requirements-cuda.txt); a system
+    nvcc on PATH (or /usr/local/cuda) of the same major.minor. A toolchain of another release is a clear
+    error naming both versions: its PTX would be refused by the driver's JIT, or would differ from ours."""
     home = os.environ.get("CUDA_PIPELINE_HOME")
+    candidates: list[tuple[Path, str, Path]] = []          # (root, source, lib)
     if home:
         root = Path(home)
         source = f"CUDA_PIPELINE_HOME={home}"
         if not (root / "bin" / "nvcc").is_file():
             raise ToolchainError(f"{source}: no bin/nvcc there. Unset it to use the PyPI wheels ({INSTALL}).")
-        lib = root / "lib64" if (root / "lib64").is_dir() else root / "lib"
+        candidates.append((root, source, root / "lib64" if (root / "lib64").is_dir() else root / "lib"))
     else:
-        found = [d / "nvidia" / "cu13" for d in _site_dirs() if (d / "nvidia" / "cu13" / "bin" / "nvcc").is_file()]
-        if not found:
-            raise ToolchainError(
-                f"the CUDA {RELEASE} toolchain is not installed in this Python environment ({sys.prefix}): "
-                f"run `{INSTALL}` (nvidia-cuda-nvcc, nvidia-nvvm, nvidia-cuda-crt, nvidia-cuda-runtime, "
-                f"nvidia-cuda-cccl, nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)")
-        root = found[0]
-        source = f"PyPI wheels in {root.parent.parent}"
-        lib = root / "lib"
-    out = subprocess.run([str(root / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
-    m = re.search(r"release (\d+\.\d+), (V[\d.]+)", out.stdout)
-    if out.returncode != 0 or not m:
-        raise ToolchainError(f"{root / 'bin' / 'nvcc'} --version failed ({source}): {out.stderr.strip()}")
-    if m.group(1) != RELEASE:
-        raise ToolchainError(f"nvcc at {root / 'bin'} is release {m.group(1)} ({source}); this page pins {RELEASE}, "
-                             f"the CUDA version of the H200's driver, whose JIT refuses newer PTX: {INSTALL}")
-    return Toolchain(root=root, bin=root / "bin", lib=lib, release=m.group(1), version=m.group(2), source=source)
+        for d in _site_dirs():
+            root = d / "nvidia" / "cu13"
+            if (root / "bin" / "nvcc").is_file():
+                candidates.append((root, f"PyPI wheels in {d}", root / "lib"))
+                break
+        nvcc = _system_nvcc()
+        if nvcc is not None:
+            root = nvcc.parent.parent
+            candidates.append((root, f"system nvcc {nvcc}", root / "lib64" if (root / "lib64").is_dir() else root / "lib"))
+    if not candidates:
+        raise ToolchainError(
+            f"no CUDA {RELEASE} toolchain: neither the PyPI wheels in this Python environment ({sys.prefix}) nor an "
+            f"nvcc on PATH. Run `{INSTALL}` (nvidia-cuda-nvcc, nvidia-nvvm, nvidia-cuda-crt, nvidia-cuda-runtime, "
+            f"nvidia-cuda-cccl, nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm), or put a CUDA {RELEASE} nvcc on PATH")
+    seen = []
+    for root, source, lib in candidates:
+        release, version = _nvcc_release(root / "bin" / "nvcc", source)
+        if release == RELEASE:
+            return Toolchain(root=root, bin=root / "bin", lib=lib, release=release, version=version, source=source)
+        seen.append(f"{source} is release {release}")
+    raise ToolchainError(f"CUDA toolchain mismatch: this page needs nvcc {RELEASE} (the CUDA version of the H200's "
+                         f"driver, whose JIT refuses newer PTX), but {'; '.join(seen)}. Install the pinned wheels "
+                         f"(`{INSTALL}`) or put a CUDA {RELEASE} nvcc first on PATH")
 
 
 # ----------------------------------------------------------------------------- architectures
@@ -134,7 +164,7 @@ def check_arch(name: str) -> str:
 # ----------------------------------------------------------------------------- gencode combinations
 
 # nvcc target options tried on the page: (name, flags). Both the gencode table (CPU) and the
-# H200 runs (scripts/measure/cuda_compilation_pipeline.py) build saxpy.cu with each of them.
+# H200 runs (scripts/measure/cuda_compilation_pipeline/h200.py) build saxpy.cu with each of them.
 COMBOS = [
     ("default", ""),
     ("arch_sm90", "-arch=sm_90"),
@@ -381,6 +411,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     sub.add_parser("bin", help="print the toolchain's bin folder")
+    sub.add_parser("which", help="print which toolchain was chosen and why")
     sub.add_parser("lib", help="print the folder of libcudart (link with -L)")
     sub.add_parser("archs", help="list the targets nvcc accepts")
     ca = sub.add_parser("check-arch", help="exit 1 with the valid list if nvcc would refuse this target")
@@ -398,6 +429,9 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "bin":
             print(toolchain().bin)
+        elif args.cmd == "which":
+            t = toolchain()
+            print(f"nvcc {t.release} ({t.version}) from {t.source}")
         elif args.cmd == "lib":
             print(toolchain().lib)
         elif args.cmd == "archs":

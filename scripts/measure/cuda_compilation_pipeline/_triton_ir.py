@@ -6,7 +6,7 @@ needed) and writes data/cuda_compilation_pipeline/ir/triton_{ttir,ttgir,llir,ptx
 Source locations and debug sections are removed from the IR (they name the folder the file sits
 in); the summary is the snippet's own output, run as a script.
 
-    python scripts/cuda_pipeline_triton.py [--out-dir data/cuda_compilation_pipeline/ir]
+    python scripts/measure/cuda_compilation_pipeline/_triton_ir.py [--out-dir data/cuda_compilation_pipeline/ir]
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from sitekit import ROOT  # noqa: E402
+
 SNIPPET = ROOT / "snippets" / "cuda_compilation_pipeline" / "triton_saxpy.py"
 IR = ROOT / "data" / "cuda_compilation_pipeline" / "ir"
 

@@ -7,11 +7,13 @@ saxpy.cu to a fatbinary with the pinned nvcc 13.0, list what is inside with
 derive where it runs: SASS runs on the same major compute capability at the same or a later
 minor one ('a' targets only on their own), PTX is JIT-compiled on any later GPU ('a': only
 that one; 'f': its family). The column for the H200 (compute capability 9.0) follows the same
-rules; scripts/measure/cuda_compilation_pipeline.py checks it on the real card.
+rules; scripts/measure/cuda_compilation_pipeline/h200.py checks it on the real card.
 
-    python scripts/cuda_pipeline_gencode.py [--out data/cuda_compilation_pipeline/gencode.json]
+    python scripts/measure/cuda_compilation_pipeline/gencode.py [--out data/cuda_compilation_pipeline/gencode.json]
 """
 from __future__ import annotations
+
+META = {"needs": "cpu", "tier": "nightly", "budget_s": 30}
 
 import subprocess
 import sys
@@ -19,9 +21,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import cuda_pipeline as cp  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
 
 NAME = "cuda_compilation_pipeline/gencode"
 H200 = (9, 0)

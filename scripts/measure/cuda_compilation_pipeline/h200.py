@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the page "CUDA Compilation Pipeline Deep Dive" says happens at run time, observed on the GPU.
 
-Builds snippets/cuda_compilation_pipeline/*.cu with the pinned nvcc 13.0 (scripts/cuda_pipeline.py
+Builds snippets/cuda_compilation_pipeline/*.cu with the pinned nvcc 13.0 (scripts/measure/cuda_compilation_pipeline/_pipeline.py
 finds it: the PyPI wheels, or CUDA_PIPELINE_HOME on a machine with its own CUDA 13.0), then:
 
   compat     every gencode combination of the page's table, run as its own process with an
@@ -16,10 +16,12 @@ finds it: the PyPI wheels, or CUDA_PIPELINE_HOME on a machine with its own CUDA 
   registers  the four register budgets of registers.cu: registers, local memory, blocks per
              multiprocessor and the median time of the sort.
 
-    python scripts/measure/cuda_compilation_pipeline.py [--out data/cuda_compilation_pipeline/h200.json]
+    python scripts/measure/cuda_compilation_pipeline/h200.py [--out data/cuda_compilation_pipeline/h200.json]
         [--arch sm_90] [--procs 3] [--quick]
 """
 from __future__ import annotations
+
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 60}
 
 import json
 import os
@@ -31,9 +33,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import cuda_pipeline as cp  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
 
 NAME = "cuda_compilation_pipeline/h200"
 SAXPY = re.compile(r"saxpy ok: device sm_(?P<dev>\d+), kernel binary sm_(?P<bin>\d+) from ptx compute_(?P<ptx>\d+), "
@@ -210,7 +212,6 @@ def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--arch", default=None, help="the GPU's real architecture, e.g. sm_90 (default: read from the GPU)")
     ap.add_argument("--procs", type=int, default=3, help="processes per timed case (default 3)")
-    ap.add_argument("--quick", action="store_true", help="small sizes, two processes; prints, writes nothing")
     args = ap.parse_args(argv)
     if args.procs < 1:
         ap.error("--procs must be at least 1")

@@ -7,19 +7,21 @@ compiled for sm_90 with no register limit, with __launch_bounds__(256, 6) and (2
 stack frame, spill stores and loads, and the count of local-memory instructions (LDL/STL) in the
 SASS, and checks that the two tools agree.
 
-    python scripts/cuda_pipeline_resources.py [--out data/cuda_compilation_pipeline/resources.json]
+    python scripts/measure/cuda_compilation_pipeline/resources.py [--out data/cuda_compilation_pipeline/resources.json]
         [--from FILE]   # parse that output of the block instead of running it
 """
 from __future__ import annotations
+
+META = {"needs": "cpu", "tier": "nightly", "budget_s": 15}
 
 import re
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import cuda_pipeline as cp  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
 
 NAME = "cuda_compilation_pipeline/resources"
 THREADS = 256                   # registers.cu's block size

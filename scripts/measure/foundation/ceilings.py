@@ -7,14 +7,14 @@ and fp8 through torch._scaled_mm. Attention: PyTorch SDPA's backends.
 Every figure is a median over do_bench repetitions on random inputs, each
 output checked against a reference before it is timed.
 
-    python scripts/measure/ceilings.py [--out data/foundation/ceilings.json] [--quick]
+    python scripts/measure/foundation/ceilings.py [--out data/foundation/ceilings.json] [--quick]
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 15}
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import sys
+
 from sitekit import data  # noqa: E402
 
 NAME = "foundation/ceilings"
@@ -22,7 +22,6 @@ NAME = "foundation/ceilings"
 
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
-    ap.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test; never committed")
     args = ap.parse_args(argv)
 
     import torch

@@ -9,11 +9,10 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from sitekit import ROOT  # noqa: E402
+
 SNIPPETS = ROOT / "snippets" / "how_ai_compilers_work"
-sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def load_snippet(name: str):

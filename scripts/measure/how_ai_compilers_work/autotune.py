@@ -16,21 +16,22 @@ max-autotune does), so each route's tuning time counts timing, not compiling; th
 compile cost is reported on its own row. Each route's pick is then re-timed with
 the same long do_bench, so "best_ms" compares configs, not tuning noise.
 
-    python scripts/measure/how_ai_compilers_work_autotune.py [--out PATH] [--workers N]
+    python scripts/measure/how_ai_compilers_work/autotune.py [--out PATH] [--workers N]
 """
 from __future__ import annotations
+
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 35}
 
 import math
 import multiprocessing as mp
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import how_ai_compilers_work_common as common  # noqa: E402
-from how_ai_compilers_work_common import bench, ceilings, load_snippet, require_cuda, sync  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.how_ai_compilers_work import _common as common  # noqa: E402
+from measure.how_ai_compilers_work._common import bench, ceilings, load_snippet, require_cuda, sync  # noqa: E402
 
 NAME = "how_ai_compilers_work/autotune"
 M, N, K = 8192, 8192, 2048

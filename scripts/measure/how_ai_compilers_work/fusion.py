@@ -13,17 +13,18 @@ compared against (device-to-device copy bandwidth, cuBLAS fp16 rate):
 Bytes are counted with the formulas in the snippets (every tensor once per kernel that
 touches it). roofline = max(bytes / copy bandwidth, flops / cuBLAS rate) / time.
 
-    python scripts/measure/how_ai_compilers_work_fusion.py [--out data/how_ai_compilers_work/fusion.json]
+    python scripts/measure/how_ai_compilers_work/fusion.py [--out data/how_ai_compilers_work/fusion.json]
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 15}
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import how_ai_compilers_work_common as common  # noqa: E402
-from how_ai_compilers_work_common import bench, ceilings, load_snippet, require_cuda  # noqa: E402
+import sys
+
 from sitekit import data  # noqa: E402
+
+from measure.how_ai_compilers_work import _common as common  # noqa: E402
+from measure.how_ai_compilers_work._common import bench, ceilings, load_snippet, require_cuda  # noqa: E402
 
 NAME = "how_ai_compilers_work/fusion"
 

@@ -11,18 +11,19 @@
                      weight to bf16 on every call against casting it once ahead of time (what
                      constant folding / weight pre-packing does in an inference compiler).
 
-    python scripts/measure/how_ai_compilers_work_training.py [--out data/how_ai_compilers_work/training.json]
+    python scripts/measure/how_ai_compilers_work/training.py [--out data/how_ai_compilers_work/training.json]
 """
 from __future__ import annotations
 
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 35}
+
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import how_ai_compilers_work_common as common  # noqa: E402
-from how_ai_compilers_work_common import bench, ceilings, load_snippet, require_cuda, sync  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.how_ai_compilers_work import _common as common  # noqa: E402
+from measure.how_ai_compilers_work._common import bench, ceilings, load_snippet, require_cuda, sync  # noqa: E402
 
 NAME = "how_ai_compilers_work/training"
 

@@ -24,12 +24,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "snippets" / "pytorch_compile_stack"))
+from sitekit import (
+    measure,  # noqa: E402
+)
+
+measure.snippet_path("pytorch_compile_stack")
 
 import torch  # noqa: E402
 import torch._dynamo  # noqa: E402
@@ -165,6 +166,144 @@ def capture_output_code(codes: list):
         yield codes
     finally:
         GraphLowering.save_output_code = old
+
+
+def all_output_code(codes: list[str]) -> list[str]:
+    """Every wrapper (output_code.py) this process compiled or loaded: what the save_output_code hook
+    collected, plus each module PyCodeCache loaded that holds a wrapper's call(). On a warm cache
+    (FX graph or AOTAutograd cache hit) some torch versions never call the hook; the loaded module
+    is there either way. kernel_rows() drops duplicates by graph id."""
+    out = list(codes)
+    try:
+        from torch._inductor.codecache import PyCodeCache
+        mods = list(PyCodeCache.modules)
+    except (ImportError, AttributeError):
+        mods = []
+    for mod in mods:
+        path = getattr(mod, "__file__", None)
+        if not path or not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        if re.search(r"^\s*def call\(", src, re.M) and "async_compile" in src:
+            out.append(src)
+    return out
+
+
+class NoKernels(RuntimeError):
+    """A compiled case whose kernel list came back empty: the dataset would be wrong, so it is not written."""
+
+
+def require_kernels(rows: list[dict]) -> None:
+    """Refuse a dataset in which a compiled case lists no generated kernel and no library call
+    (the capture failed: every compiled graph runs at least one of them)."""
+    cases = {(r["workload"], r["mode"]) for r in rows
+             if r.get("kind") == "timing" and r.get("mode") not in ("eager", "torch") and r.get("error") is None}
+    listed = {(r["workload"], r["mode"]) for r in rows if r.get("kind") == "kernel"}
+    empty = sorted(cases - listed)
+    if empty:
+        raise NoKernels(f"compiled case(s) with no kernels captured: {empty}; refusing to write the dataset "
+                        "(the kernel capture failed, see _common.all_output_code)")
+
+
+def check_and_time(runner: "Runner", compiled, *, rounds: int = 3, count_ops: bool = False,
+                   check_seed: int = 1234) -> dict:
+    """Correctness first (compiled and eager against a float reference on fresh inputs), then
+    eager and compiled timed in turn for `rounds` rounds: each side keeps its best round, and the
+    spread between rounds is recorded for the ratio too."""
+    wl, dev = runner.wl, runner.device
+    runner.refresh_inputs(check_seed)
+    got = runner.result(compiled)
+    want = runner.result(runner.target)
+    ref = runner.reference_result()
+    err_c, err_e = rel_err(got, ref), rel_err(want, ref)
+    row = {"err_vs_eager": rel_err(got, want), "err_compiled": err_c, "err_eager": err_e,
+           "correct": bool(err_c <= 2 * err_e + tolerance(wl.dtype))}
+    got = want = ref = None
+    if not row["correct"]:
+        print(f"  {wl.name}: compiled result differs from eager beyond tolerance "
+              f"(err {err_c:.2e} vs eager {err_e:.2e}); not timed", file=sys.stderr)
+        return row
+    eager, comp = [], []
+    for _ in range(rounds):
+        if dev.type == "cuda":
+            eager.append(bench_ms(runner, runner.target))
+            comp.append(bench_ms(runner, compiled))
+        else:
+            e, c = bench_pair_ms(runner, compiled)
+            eager.append(e)
+            comp.append(c)
+    ratios = sorted(e / c for e, c in zip(eager, comp))
+    row.update({"eager_ms": min(eager), "ms": min(comp), "vs_eager": min(eager) / min(comp),
+                "eager_ms_spread": _spread(eager), "ms_spread": _spread(comp),
+                "vs_eager_spread": (ratios[-1] - ratios[0]) / ratios[len(ratios) // 2],
+                "eager_rounds_ms": eager, "rounds_ms": comp})
+    if dev.type == "cuda":
+        row["peak_mib"] = gpu_memory(runner, compiled)
+        row["eager_peak_mib"] = gpu_memory(runner, runner.target)
+        if count_ops:
+            row["gpu_ops"] = gpu_ops(runner, compiled)
+            row["eager_gpu_ops"] = gpu_ops(runner, runner.target)
+    else:
+        row["peak_mib"] = cpu_memory(runner, compiled)
+        row["eager_peak_mib"] = cpu_memory(runner, runner.target)
+    return row
+
+
+def _spread(ts: list[float]) -> float:
+    return (max(ts) - min(ts)) / min(ts) if ts and min(ts) > 0 else 0.0
+
+
+def run_case(workload: str, mode: str, *, size: str, device: str, rounds: int = 3,
+             timeout_s: float = 900) -> dict:
+    """(workload, mode) compiled cold and then warm, each in a fresh process (_case.py) whose
+    TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR are a new empty directory, shared by the two
+    processes and removed afterwards. Returns {"cold": {...}, "warm": {...}}."""
+    import json
+    import shutil
+    import subprocess
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_case.py")
+    d = tempfile.mkdtemp(prefix=f"inductor-{workload}-{mode}-")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton"),
+           "PYTHONUNBUFFERED": "1"}
+    res = {"cache_dir_was_empty": not os.listdir(d)}
+    try:
+        for phase in ("cold", "warm"):
+            out = os.path.join(d, f"{phase}.json")
+            cmd = [sys.executable, worker, "--workload", workload, "--mode", mode, "--size", size,
+                   "--device", device, "--phase", phase, "--rounds", str(rounds), "--out", out]
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
+            if p.returncode != 0 or not os.path.exists(out):
+                tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+                raise RuntimeError(f"{workload}/{mode} {phase} process failed (exit {p.returncode}): {' | '.join(tail)}")
+            with open(out, encoding="utf-8") as f:
+                res[phase] = json.load(f)
+            res[phase]["wall_s"] = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return res
+
+
+def case_rows(res: dict, shape: str) -> tuple[dict, list[dict]]:
+    """The dataset's timing row and kernel rows of one case from run_case()'s result."""
+    cold, warm = res["cold"], res["warm"]
+    if not cold["kernel_rows"] or not warm["kernel_rows"]:
+        raise NoKernels(f"{cold['workload']}/{cold['mode']}: no kernels captured "
+                        f"(cold {len(cold['kernel_rows'])}, warm {len(warm['kernel_rows'])} rows)")
+    key = lambda rs: sorted((r["graph"], r["kernel"], r["launches"]) for r in rs)  # noqa: E731
+    row = {"kind": "timing", "workload": cold["workload"], "mode": cold["mode"], "shape": shape,
+           "compile_cold_s": cold["compile_s"], "compile_warm_s": warm["compile_s"],
+           "cold_fxgraph_misses": cold["fxgraph_misses"], "warm_fxgraph_hits": warm["fxgraph_hits"],
+           "warm_fxgraph_misses": warm["fxgraph_misses"],
+           "process_cold_s": cold["process_s"], "import_s": warm["import_s"],
+           "kernels": cold["kernels"], "extern_calls": cold["extern_calls"],
+           "warm_kernels_match": key(cold["kernel_rows"]) == key(warm["kernel_rows"])}
+    for k in ("correct", "err_vs_eager", "err_compiled", "err_eager", "eager_ms", "ms", "vs_eager",
+              "eager_ms_spread", "ms_spread", "vs_eager_spread", "peak_mib", "gpu_ops", "held_mib"):
+        if k in warm:
+            row[k] = warm[k]
+    return row, cold["kernel_rows"]
 
 
 def cache_hits() -> dict:

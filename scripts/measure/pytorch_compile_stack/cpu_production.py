@@ -18,18 +18,19 @@ backend, in one process:
 
 Each compiled result is checked against eager before it is timed.
 
-    python scripts/measure/pytorch_compile_stack_production.py [--out PATH] [--quick]
+    python scripts/measure/pytorch_compile_stack/cpu_production.py [--out PATH] [--quick]
 """
 from __future__ import annotations
+
+META = {"needs": "cpu", "tier": "nightly", "budget_s": 900}
 
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pytorch_compile_stack_common as C  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.pytorch_compile_stack import _common as C  # noqa: E402
 
 NAME = "pytorch_compile_stack/cpu_production"
 
@@ -53,15 +54,13 @@ def timed(fn) -> float:
 
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
-    ap.add_argument("--quick", action="store_true", help="tiny sizes and few repetitions; never written")
     args = ap.parse_args(argv)
 
     import torch
     import torch.nn as nn
-    from torch._dynamo.utils import counters
-
     from models import GPT2Block, LayerNormMLP, randomize_norms
     from pytorch_compile_stack_cpu import cpu_name
+    from torch._dynamo.utils import counters
 
     torch.manual_seed(0)
     reps = 5 if args.quick else 30

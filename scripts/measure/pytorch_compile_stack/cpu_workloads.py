@@ -12,19 +12,20 @@ Timings: eager and compiled calls alternate, and each side keeps its fastest wal
 disturbed least). Peak memory comes from the profiler's allocator events. Slow on a small machine (max-autotune compiles take minutes): this dataset
 is measured once and committed, not re-measured by CI.
 
-    python scripts/measure/pytorch_compile_stack_cpu.py [--out PATH] [--only mlp,pointwise] [--quick]
+    python scripts/measure/pytorch_compile_stack/cpu_workloads.py [--out PATH] [--only mlp,pointwise] [--quick]
 """
 from __future__ import annotations
+
+META = {"needs": "cpu", "tier": "nightly", "budget_s": 1800}
 
 import os
 import platform
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pytorch_compile_stack_common as C  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.pytorch_compile_stack import _common as C  # noqa: E402
 
 NAME = "pytorch_compile_stack/cpu_workloads"
 CPU_MODES = ("default", "max-autotune", C.FREEZING)
@@ -45,7 +46,6 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="pointwise,mlp,gpt2_fwd,conv",
                     help="comma-separated workloads (default: pointwise,mlp,gpt2_fwd,conv)")
     ap.add_argument("--modes", default=",".join(CPU_MODES), help=f"comma-separated modes (default {','.join(CPU_MODES)})")
-    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test; never written")
     args = ap.parse_args(argv)
 
     import torch

@@ -17,17 +17,18 @@ do_bench's L2 flush, so their GPU time is a breakdown, not a second measurement 
 The CPU time one call takes on the host is measured too: while it stays below the GPU time of a
 call, the host is not what limits the block.
 
-    python scripts/measure/pytorch_compile_stack_gpt2_profile.py [--out PATH] [--quick]
+    python scripts/measure/pytorch_compile_stack/gpt2_profile.py [--out PATH] [--quick]
 """
 from __future__ import annotations
 
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 90}
+
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pytorch_compile_stack_common as C  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.pytorch_compile_stack import _common as C  # noqa: E402
 
 NAME = "pytorch_compile_stack/gpt2_profile"
 CALLS = 20            # profiled calls per side
@@ -90,7 +91,6 @@ def short(name: str, n: int = 90) -> str:
 
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
-    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test; never written")
     args = ap.parse_args(argv)
     import torch
     if not torch.cuda.is_available():

@@ -17,17 +17,19 @@ Cases run in priority order (default, then reduce-overhead, then max-autotune);
 a case that would end after --budget-s seconds (estimated from the default-mode
 compile) is not started and is recorded as not measured (null), never guessed.
 
-    python scripts/measure/pytorch_compile_stack_gpu.py [--out PATH] [--budget-s 150] [--quick]
+    python scripts/measure/pytorch_compile_stack/gpu_workloads.py [--out PATH] [--budget-s 150] [--quick]
 """
 from __future__ import annotations
+
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 420}
 
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pytorch_compile_stack_common as C  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.pytorch_compile_stack import _common as C  # noqa: E402
 
 NAME = "pytorch_compile_stack/gpu_workloads"
 
@@ -80,7 +82,6 @@ def main(argv=None) -> int:
                     help="start no case that would end after this many seconds (default 300)")
     ap.add_argument("--only", default=None,
                     help="comma-separated workloads to run (pointwise,mlp,gpt2_fwd,conv,gpt2_train)")
-    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test; never written")
     ap.add_argument("--repair", type=Path, metavar="JSON",
                     help="apply the documented repairs to the dataset of commit a762dcdba9fc, then exit (no GPU needed)")
     args = ap.parse_args(argv)

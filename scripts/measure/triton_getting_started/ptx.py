@@ -6,20 +6,25 @@ The kernel is compiled with the wrapper's default BLOCK_SIZE and num_warps, twic
 once with the hint "n_elements is a multiple of 16" (what the JIT compiles for n = 2**28) and
 once without (n = 2**28 - 1).
 
-    python scripts/measure/triton_getting_started_ptx.py [--out PATH] [--ptx-out PATH]
+    python scripts/measure/triton_getting_started/ptx.py [--out PATH] [--ptx-out PATH]
 
 tests/test_triton_getting_started_ptx.py runs it again and fails if either file changed.
 """
 from __future__ import annotations
+
+META = {"needs": "cpu", "tier": "nightly", "budget_s": 10}
 
 import argparse
 import inspect
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "snippets" / "triton_getting_started"))
+from sitekit import (
+    ROOT,  # noqa: E402
+    measure,  # noqa: E402
+)
+
+measure.snippet_path("triton_getting_started")
 from sitekit import data  # noqa: E402
 
 NAME = "triton_getting_started/ptx"

@@ -14,18 +14,21 @@ snippets/triton_getting_started/vector_add.py (the code the page shows):
 Every output is checked against torch before it is timed; timings are do_bench medians
 with the L2 cache flushed before each run.
 
-    python scripts/measure/triton_getting_started_vector_add.py [--out PATH] [--quick]
+    python scripts/measure/triton_getting_started/vector_add.py [--out PATH] [--quick]
 """
 from __future__ import annotations
+
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 75}
 
 import os
 import statistics
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "snippets" / "triton_getting_started"))
+from sitekit import (
+    measure,  # noqa: E402
+)
+
+measure.snippet_path("triton_getting_started")
 from sitekit import data  # noqa: E402
 
 NAME = "triton_getting_started/vector_add"
@@ -40,7 +43,6 @@ SWEEP_ROUNDS = 3
 
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
-    ap.add_argument("--quick", action="store_true", help="small sizes, few configs: a smoke test that writes nothing")
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds for the target rows (default 5)")
     args = ap.parse_args(argv)
     if args.rounds < 1:

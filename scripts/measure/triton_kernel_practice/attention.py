@@ -6,13 +6,15 @@ non-causal, half of that for causal (the convention FlashAttention's papers use)
 output is compared with SDPA's math backend in fp32 first. Target (issue 3): the Triton
 kernel >= 1.2x SDPA's flash backend.
 
-    python scripts/measure/triton_kernel_practice_attention.py [--out data/triton_kernel_practice/attention.json]
+    python scripts/measure/triton_kernel_practice/attention.py [--out data/triton_kernel_practice/attention.json]
 """
 from __future__ import annotations
 
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 15}
+
 import sys
 
-from triton_kernel_practice_common import bench_rounds, need_gpu, parse, rel_err, snippet, write
+from measure.triton_kernel_practice._common import bench_rounds, need_gpu, parse, rel_err, snippet, write
 
 NAME = "triton_kernel_practice/attention"
 B, H, N = 4, 32, 4096

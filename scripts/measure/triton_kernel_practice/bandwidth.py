@@ -4,13 +4,15 @@
 fp32 vectors of 2^28 elements (1 GiB each); bandwidth counts 3 arrays for an add (two read,
 one written) and read + write for the copy. Target (issue 3): Triton add >= 0.97x torch.add.
 
-    python scripts/measure/triton_kernel_practice_bandwidth.py [--out data/triton_kernel_practice/bandwidth.json]
+    python scripts/measure/triton_kernel_practice/bandwidth.py [--out data/triton_kernel_practice/bandwidth.json]
 """
 from __future__ import annotations
 
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 10}
+
 import sys
 
-from triton_kernel_practice_common import bench_rounds, copy_tbps, need_gpu, parse, snippet, write
+from measure.triton_kernel_practice._common import bench_rounds, copy_tbps, need_gpu, parse, snippet, write
 
 NAME = "triton_kernel_practice/bandwidth"
 TARGET = 0.97

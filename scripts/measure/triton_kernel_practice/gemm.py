@@ -9,13 +9,15 @@ so one round per version would rank them by luck. The name of the kernel cuBLAS 
 from the profiler.
 Target (issue 3): the Hopper step >= 0.95x torch.matmul.
 
-    python scripts/measure/triton_kernel_practice_gemm.py [--out data/triton_kernel_practice/gemm.json]
+    python scripts/measure/triton_kernel_practice/gemm.py [--out data/triton_kernel_practice/gemm.json]
 """
 from __future__ import annotations
 
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 35}
+
 import sys
 
-from triton_kernel_practice_common import bench_each_round, need_gpu, parse, rel_err, snippet, write
+from measure.triton_kernel_practice._common import bench_each_round, need_gpu, parse, rel_err, snippet, write
 
 NAME = "triton_kernel_practice/gemm"
 TARGET = 0.95

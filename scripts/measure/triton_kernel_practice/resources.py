@@ -10,9 +10,11 @@ adds its own), and whether the SASS uses the Hopper tensor-core instruction (HGM
 bulk tensor copy (TMA, UTMALDG). A program
 fits an H200 multiprocessor when its shared memory is at most 227 KiB.
 
-    python scripts/measure/triton_kernel_practice_resources.py [--out data/triton_kernel_practice/resources.json]
+    python scripts/measure/triton_kernel_practice/resources.py [--out data/triton_kernel_practice/resources.json]
 """
 from __future__ import annotations
+
+META = {"needs": "cpu", "tier": "nightly", "budget_s": 60}
 
 import os
 import re
@@ -20,7 +22,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from triton_kernel_practice_common import GEMM_PTR, parse, snippet, write
+from measure.triton_kernel_practice._common import GEMM_PTR, parse, snippet, write
 
 NAME = "triton_kernel_practice/resources"
 SMEM_LIMIT = 227 * 1024      # bytes of shared memory one program may use on sm_90

@@ -1,77 +1,105 @@
 #!/usr/bin/env python3
-"""Softmax steps of "Triton Kernel Practice" against torch.softmax and the copy bandwidth.
+"""Softmax of "Triton Kernel Practice" against torch.softmax and the copy bandwidth: the targets.
 
-fp32, M = 4096 rows, N in {1024, 2048, 4096, 8192, 12288} (the targets) and the long rows
-N in {32768, 65536}. Bandwidth counts the fewest bytes any softmax must move: one read and
-one write of M*N elements. Targets (issue 3): >= 1.0x torch.softmax at every target N, and
->= 0.85x the copy bandwidth measured in this run for N >= 4096.
+Table "width": fp32, 4,096 rows, N = 256 ... 65536 (powers of two and ragged widths), every step
+(the five-kernel composition up to N = 16384, the fused and the online kernel, and softmax(), the
+dispatcher the page recommends) beside torch.softmax and a copy of the same bytes. Table "rows":
+softmax() at 1,024 ... 65,536 rows. Table "dtype": fp16 and bf16 inputs. Bandwidth counts the fewest
+bytes any softmax moves: one read and one write of the matrix. Each version is checked against
+float64 first, then timed in ROUNDS rounds in turn, keeping its best median and the spread.
+Targets (issue 12): softmax() >= 1.0x torch.softmax everywhere; >= 0.85x the copy bandwidth of this
+run for 2048 <= N <= 32768 at 4,096 rows; >= 0.64x copy at N = 65536.
 
-    python scripts/measure/triton_kernel_practice_softmax.py [--out data/triton_kernel_practice/softmax.json]
+    python scripts/measure/triton_kernel_practice/softmax.py [--out data/triton_kernel_practice/softmax.json]
 """
-from __future__ import annotations
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 50}
 
 import sys
 
-from triton_kernel_practice_common import bench_rounds, copy_tbps, need_gpu, parse, snippet, write
+from sitekit import data, measure
 
-NAME = "triton_kernel_practice/softmax"
+NAME = data.name_of(__file__)
 M = 4096
-TARGET_N = (1024, 2048, 4096, 8192, 12288)
-LONG_N = (32768, 65536)
-TARGET_TORCH, TARGET_COPY = 1.0, 0.85
-# Each version is timed ROUNDS times in turn and keeps its best median. At N = 1024 a call lasts
-# about 12 us; when the host is slow, the Python launch can outlast do_bench's L2 flush and the GPU
-# waits for it (softmax_launch.json measures both), so more rounds give a slow spell less weight.
-ROUNDS = 5
+WIDTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 1000, 3000, 5000, 12288, 20000, 50000)
+ROWS = ((1024, 256), (16384, 256), (65536, 256), (1024, 1024), (16384, 1024), (65536, 1024),
+        (1024, 4096), (16384, 4096), (65536, 4096), (32768, 512), (16384, 16384))
+DTYPE_N = (256, 1024, 4096, 32768)
+ROUNDS = 3
+TARGET_TORCH, TARGET_COPY, TARGET_COPY_65536 = 1.0, 0.85, 0.64
+
+
+def copy_target(N: int, rows: int) -> float | None:
+    if rows != M:
+        return None
+    if 2048 <= N <= 32768:
+        return TARGET_COPY
+    return TARGET_COPY_65536 if N == 65536 else None
 
 
 def main(argv=None) -> int:
-    args = parse(__doc__, NAME, argv)
-    need_gpu("softmax")
+    args = data.arg_parser(__doc__, NAME).parse_args(argv)
+    measure.need_gpu(NAME)
     import torch
-    sm = snippet("softmax")
+    sm = measure.snippet("triton_kernel_practice/softmax")
     torch.manual_seed(0)
-    copy, t_copy = copy_tbps()
-    rows = [{"impl": "copy", "bytes": 1 << 30, "tbps": copy, "ms": t_copy, "frac_copy": 1.0}]   # the ceiling
-    # passes: element reads + writes per input element (8 for torch's five-kernel composition)
-    impls = [("torch", lambda x: torch.softmax(x, dim=-1), 2), ("naive", sm.softmax_naive, 8),
-             ("fused", sm.softmax_fused, 2), ("online", sm.softmax_online, 3)]
-    for N in TARGET_N + LONG_N:
-        x = 4 * torch.randn(M, N, device="cuda")
+    copy, t_copy = measure.copy_tbps()
+    rows = [{"table": "copy", "impl": "copy", "bytes": 1 << 30, "tbps": copy, "us": t_copy * 1e3, "frac_copy": 1.0}]
+
+    def cell(table, m, n, dtype, impls):
+        x = 4 * torch.randn(m, n, device="cuda", dtype=dtype)
         ref = torch.softmax(x.double(), dim=-1)
-        run = [(impl, fn, passes) for impl, fn, passes in impls if not (impl == "naive" and N in LONG_N)]
-        for impl, fn, passes in run:
+        tol = 1e-5 if dtype == torch.float32 else 1e-2
+        fns = {}
+        for impl, fn in impls.items():
             err = (fn(x).double() - ref).abs().max().item()
-            if not err < 1e-5:
-                sys.exit(f"softmax: {impl} N={N}: max abs error {err:.2e}")
+            if not err < tol:
+                sys.exit(f"{NAME}: {impl} M={m} N={n} {dtype}: max abs error {err:.2e}")
+            fns[impl] = lambda fn=fn: fn(x)
         y = torch.empty_like(x)
-        times = bench_rounds({"copy_same": lambda: y.copy_(x), **{impl: (lambda fn=fn: fn(x)) for impl, fn, _ in run}},
-                             rounds=ROUNDS)
-        t = times["copy_same"]     # a plain copy of the same bytes: the ceiling at this size
-        rows.append({"impl": "copy_same", "M": M, "N": N, "passes": 2, "tbps": 2 * 4 * M * N / t / 1e9, "ms": t,
-                     "frac_copy": 2 * 4 * M * N / t / 1e9 / copy, "ratio_torch": times["torch"] / t})
-        for impl, fn, passes in run:
-            t = times[impl]
-            bw = 2 * 4 * M * N / t / 1e9
-            row = {"impl": impl, "M": M, "N": N, "passes": passes, "tbps": bw, "ms": t,
-                   "frac_copy": bw / copy, "ratio_torch": times["torch"] / t}
-            if impl == "fused" and N in TARGET_N:
-                row["met_torch"] = times["torch"] / t >= TARGET_TORCH
-                if N >= 4096:
-                    row["met_copy"] = bw / copy >= TARGET_COPY
-            rows.append(row)
-            print(f"N={N:<6} {impl:<7} {bw:5.2f} TB/s  {bw / copy:.2f} of copy  {times['torch'] / t:.2f}x torch", flush=True)
+        each = measure.bench_each_round({"copy_same": lambda: y.copy_(x), **fns}, rounds=ROUNDS, warmup=5, rep=25)
+        t_torch = min(each["torch"])
+        nbytes = 2 * x.element_size() * m * n
+        tag = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
+        for impl, ts in each.items():
+            t = min(ts)
+            bw = nbytes / t / 1e9
+            r = {"table": table, "dtype": tag, "M": m, "N": n, "impl": impl, "us": t * 1e3, "tbps": bw,
+                 "frac_copy": bw / copy, "ratio_torch": t_torch / t, "ratio_torch_spread": measure.spread(ts)}
+            if impl == "softmax":
+                r["met_torch"] = t_torch / t >= TARGET_TORCH
+                target = copy_target(n, m) if table == "width" else None
+                if target is not None:
+                    r["copy_target"] = target
+                    r["met_copy"] = bw / copy >= target
+            rows.append(r)
+        s = rows[-1]
+        print(f"{table:<5} {tag} M={m:<6} N={n:<6} softmax {s['tbps']:5.2f} TB/s  {s['ratio_torch']:.2f}x torch  "
+              f"{s['frac_copy']:.2f} of copy", flush=True)
         del x, y, ref
+
+    torch_sm = lambda x: torch.softmax(x, dim=-1)  # noqa: E731
+    for n in WIDTHS:
+        impls = {"torch": torch_sm}
+        if n <= 16384:
+            impls["naive"] = sm.softmax_naive
+        impls.update(fused=sm.softmax_fused, online=sm.softmax_online, softmax=sm.softmax)
+        cell("width", M, n, torch.float32, impls)
+    for m, n in ROWS:
+        cell("rows", m, n, torch.float32, {"torch": torch_sm, "softmax": sm.softmax})
+    for dtype in (torch.float16, torch.bfloat16):
+        for n in DTYPE_N:
+            cell("dtype", M, n, dtype, {"torch": torch_sm, "softmax": sm.softmax})
     metrics = {
-        "tbps": {"unit": "TB/s", "noise": 0.06, "fmt": ".2f"},
-        "frac_copy": {"unit": "×", "noise": 0.06, "fmt": ".3f"},
-        "ratio_torch": {"unit": "×", "noise": 0.06, "fmt": ".2f"},
-        "met_torch": {"unit": "bool", "noise": 0},
-        "met_copy": {"unit": "bool", "noise": 0},
-        "ms": {"unit": "ms", "noise": 0.1, "fmt": ".3f", "check": False},
+        "tbps": {"unit": "TB/s", "noise": 0.08, "fmt": ".2f"},
+        "frac_copy": {"unit": "×", "noise": 0.08, "fmt": ".3f"},
+        "ratio_torch": {"unit": "×", "noise": 0.08, "fmt": ".2f"},
+        "ratio_torch_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
+        "met_torch": {"unit": "bool", "noise": 0, "of": "ratio_torch", "target": TARGET_TORCH},
+        "met_copy": {"unit": "bool", "noise": 0, "of": "frac_copy", "target": TARGET_COPY},
+        "us": {"unit": "µs", "noise": 0.1, "fmt": ".1f", "check": False},
     }
-    write(NAME, metrics, rows, args.out, argv, __file__)
-    return 0
+    ds = data.new(NAME, metrics, rows, params={"copy_target": {"fmt": ".2f"}})
+    return data.save(ds, args.out, quick=args.quick)
 
 
 if __name__ == "__main__":

@@ -16,15 +16,18 @@ wrapper, a bare JIT launch, a precompiled kernel handle, torch.softmax, torch.em
 the GPU time of the 256 MB L2 flush do_bench runs before every timed call. While a call's host
 cost stays below the flush, the GPU never waits for the host and do_bench times the kernel alone.
 
-    python scripts/measure/triton_kernel_practice_softmax_launch.py [--out PATH] [--write-snippet]
+    python scripts/measure/triton_kernel_practice/softmax_launch.py [--out PATH] [--write-snippet]
 """
 from __future__ import annotations
+
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 60}
 
 import re
 import sys
 
-from triton_kernel_practice_common import SNIPPETS, bench_rounds, need_gpu, snippet, write
 from sitekit import data  # noqa: E402
+
+from measure.triton_kernel_practice._common import SNIPPETS, bench_rounds, need_gpu, snippet, write
 
 NAME = "triton_kernel_practice/softmax_launch"
 
@@ -192,7 +195,7 @@ def main(argv=None) -> int:
         text = path.read_text()
         lines = ['def fused_launch(block: int) -> tuple[int, int]:',
                  '    """(ROWS, num_warps) by row width: the fastest of a sweep on the H200',
-                 '    (scripts/measure/triton_kernel_practice_softmax_launch.py)."""']
+                 '    (scripts/measure/triton_kernel_practice/softmax_launch.py)."""']
         for b in sorted(best):
             lines.append(f"    if block <= {b}:")
             lines.append(f"        return {best[b][0]}, {best[b][1]}")

@@ -12,13 +12,15 @@ Registers and spills come from the compiled kernel (n_regs, n_spills); a configu
 shared memory does not fit is recorded with the requirement and no time. Every output is checked
 first; only warp-specialized attention may fail the check, and is then recorded as wrong, untimed.
 
-    python scripts/measure/triton_kernel_practice_tuning.py [--out data/triton_kernel_practice/tuning.json]
+    python scripts/measure/triton_kernel_practice/tuning.py [--out data/triton_kernel_practice/tuning.json]
 """
 from __future__ import annotations
 
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 75}
+
 import sys
 
-from triton_kernel_practice_common import GEMM_PTR, bench, need_gpu, parse, rel_err, snippet, write
+from measure.triton_kernel_practice._common import GEMM_PTR, bench, need_gpu, parse, rel_err, snippet, write
 
 NAME = "triton_kernel_practice/tuning"
 

@@ -1,0 +1,125 @@
+"""What every producer under scripts/measure/ shares: importing the page's snippets, GPU checks, timing.
+
+The producers import the page's own snippet files, so what is measured is exactly the code the page
+shows. Every module loaded from snippets/ or scripts/measure/ is a *source* of the dataset:
+`data.new()` records a content hash of each, and tests/test_data.py fails when a committed dataset's
+sources no longer hash the same (the data is then older than its code: re-measure, or list it in
+data/stale.yml, which the page shows beside the provenance line).
+
+Timing: `triton.testing.do_bench` medians (it flushes L2 before every repetition), competing
+versions timed in turn over several rounds, each keeping its best median (`bench_rounds`), with the
+round-to-round spread kept when a ratio sits near a target (`bench_each_round`, `spread`).
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from . import ROOT, SNIPPETS
+
+
+def snippet(name: str):
+    """Import snippets/<name>.py (e.g. "triton_kernel_practice/softmax") once per process.
+
+    The module is registered in sys.modules (`@triton.jit` reads a kernel's source through its module),
+    so data.new() sees it as a source of the dataset. Its checks sit under `__main__` and do not run."""
+    path = SNIPPETS / f"{name}.py"
+    if not path.is_file():
+        raise SystemExit(f"snippet {path.relative_to(ROOT)} not found (expected snippets/<article>/<file>.py)")
+    key = "snippet_" + name.replace("/", "__")
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[key] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return mod
+
+
+def snippet_path(article: str) -> Path:
+    """Put snippets/<article>/ on sys.path, for snippet files that import each other by plain name."""
+    d = SNIPPETS / article
+    if not d.is_dir():
+        raise SystemExit(f"no snippet folder {d.relative_to(ROOT)}")
+    if str(d) not in sys.path:
+        sys.path.insert(0, str(d))
+    return d
+
+
+def sources() -> dict[str, str]:
+    """{repository path: sha256} of every module loaded so far from snippets/ or scripts/measure/."""
+    import hashlib
+    roots = (SNIPPETS, ROOT / "scripts" / "measure")
+    out = {}
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if not f:
+            continue
+        p = Path(f).resolve()
+        if p.suffix == ".py" and any(p.is_relative_to(r) for r in roots) and p.name != "__init__.py":
+            out[str(p.relative_to(ROOT))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return dict(sorted(out.items()))
+
+
+def need_gpu(script: str, min_cc: int = 9) -> None:
+    """Exit with one line unless a CUDA GPU of compute capability >= min_cc is usable."""
+    try:
+        import torch
+    except ImportError:
+        sys.exit(f"{script}: needs torch with CUDA (torch is not installed)")
+    if not torch.cuda.is_available():
+        sys.exit(f"{script}: needs a CUDA GPU (torch.cuda.is_available() is False)")
+    if torch.cuda.get_device_capability()[0] < min_cc:
+        sys.exit(f"{script}: needs compute capability {min_cc}.0 or newer; found {torch.cuda.get_device_name()}")
+
+
+def bench(fn, warmup: int = 25, rep: int = 100) -> float:
+    """Median time in ms of do_bench (warm-up and repetition arguments are milliseconds)."""
+    import torch
+    from triton.testing import do_bench
+    fn()
+    torch.cuda.synchronize()
+    return do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
+
+
+def bench_each_round(fns: dict, rounds: int = 3, **kw) -> dict:
+    """Time several versions in turn, `rounds` times: {name: [median of round 1, round 2, ...]}."""
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(bench(fn, **kw))
+    return times
+
+
+def spread(ts: list[float]) -> float:
+    """Relative round-to-round spread of one figure: (slowest - fastest) / fastest."""
+    return (max(ts) - min(ts)) / min(ts) if ts and min(ts) > 0 else 0.0
+
+
+def bench_rounds(fns: dict, rounds: int = 3, **kw) -> dict:
+    """Each version's best median over `rounds` rounds in turn: a ratio between two versions then does
+    not depend on which ran first or on a passing slow spell of the host."""
+    return {name: min(ts) for name, ts in bench_each_round(fns, rounds, **kw).items()}
+
+
+def rel_err(out, ref) -> float:
+    import torch
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
+
+
+def copy_tbps(nbytes: int = 1 << 30) -> tuple[float, float]:
+    """Device-to-device copy bandwidth (bytes read + bytes written), the memory ceiling: (TB/s, ms)."""
+    import torch
+    src = torch.randint(0, 255, (nbytes,), dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    assert torch.equal(dst, src)
+    ms = min(bench(lambda: dst.copy_(src)) for _ in range(2))
+    return 2 * nbytes / ms / 1e9, ms
