@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import sys
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
-from mkdocs.structure.files import Files
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from sitekit import ROOT  # noqa: E402
+from sitekit import (  # noqa: E402
+    ROOT,  # noqa: E402
+    notebooks,
+    reader,
+    render,
+)
 from sitekit.data import DataError  # noqa: E402
-from sitekit import notebooks, render  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.site")
 
@@ -31,8 +29,8 @@ VENDORED = ["overrides/assets/vendor/katex/katex.min.js",
             "overrides/assets/vendor/katex/auto-render.min.js"]
 
 BUTTONS = {
-    "en": ("Download this page as a notebook", "View the notebook"),
-    "zh": ("下载本页的 Jupyter 笔记本", "在线查看笔记本"),
+    "en": ("Download this page as a Jupyter notebook",),
+    "zh": ("下载本页的 Jupyter 笔记本",),
 }
 
 
@@ -42,37 +40,27 @@ def on_config(config, **kwargs):
         raise PluginError(f"vendored JavaScript missing: {', '.join(missing)}. "
                           "Run `python scripts/vendor_js.py` (fetches pinned KaTeX and Mermaid "
                           "from the npm registry) before building.")
-    _tame_jupyter_cache(config)
+    if not config.get("repo_url"):
+        config["repo_url"] = _git_remote()
     return config
 
 
-def _tame_jupyter_cache(config):
-    """mkdocs-jupyter deletes every cache entry not used by *this* build in on_post_build.
-    mkdocs-static-i18n runs one build per language, so each build deleted the other
-    language's entries and every build re-converted every notebook. Keep the entries:
-    the cache is keyed by the notebook's content, so a stale entry is never used, only
-    left behind in the git-ignored .cache/ (delete it at will)."""
-    plugin = config.plugins.get("mkdocs-jupyter")
-    if plugin is None or getattr(plugin, "_site_tamed", False):
-        return
-    original_pre_build = plugin.on_pre_build
-
-    def on_pre_build(config):
-        keep = getattr(plugin, "_used_cache_paths", set())
-        original_pre_build(config)
-        plugin._used_cache_paths |= keep
-
-    def on_post_build(config):
+def _git_remote() -> str | None:
+    """The repository's URL for a local build without SITE_REPO_URL: `git remote get-url origin`
+    as an https URL, or None (then the site links each snippet's own copy only)."""
+    import subprocess
+    try:
+        url = subprocess.run(["git", "remote", "get-url", "origin"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
         return None
+    m = re.match(r"^(?:git@([^:]+):|https?://(?:[^@/]+@)?([^/]+)/)(.+?)(?:\.git)?/?$", url)
+    return f"https://{m.group(1) or m.group(2)}/{m.group(3)}" if m else None
 
-    # MkDocs collected the plugin's bound event methods when it loaded the plugin: replace them
-    # in its event table (assigning to the instance alone would change nothing).
-    for event, replacement in (("pre_build", on_pre_build), ("post_build", on_post_build)):
-        handlers = config.plugins.events[event]
-        for i, h in enumerate(handlers):
-            if getattr(h, "__self__", None) is plugin:
-                handlers[i] = replacement
-    plugin._site_tamed = True
+
+def _branch(config) -> str:
+    m = re.match(r"^(?:edit|blob)/([^/]+)/", config.get("edit_uri") or "")
+    return m.group(1) if m else "main"
 
 
 @event_priority(100)
@@ -81,31 +69,6 @@ def on_pre_build(config, **kwargs):
         notebooks.generate_all()
     except DataError as e:
         raise PluginError(str(e)) from None
-
-
-@event_priority(-200)
-def on_files(files: Files, config, **kwargs):
-    """mkdocs-static-i18n rebuilds the file list after mkdocs-jupyter wrapped the notebooks,
-    which turns them back into static files (copied as raw JSON, never rendered).
-    Wrap them again, after i18n, with mkdocs-jupyter's own logic."""
-    plugin = config.plugins.get("mkdocs-jupyter")
-    if plugin is None:
-        return files
-    from mkdocs_jupyter.plugin import NotebookFile
-    # Replace in place: i18n's Files subclass maps nav paths to language folders.
-    for f in list(files):
-        if not isinstance(f, NotebookFile) and plugin.should_include(f):
-            files.remove(f)
-            nb = NotebookFile(f, **config)
-            # NotebookFile derives its URL from the source path (en/notebooks/x.ipynb); use the
-            # destination i18n chose instead (notebooks/x.ipynb for the default language).
-            dest = f.dest_uri
-            base = dest[: -len(".ipynb")] if dest.endswith(".ipynb") else dest.rsplit("/", 1)[0]
-            nb.dest_path = f"{base}/index.html"
-            nb.abs_dest_path = os.path.normpath(os.path.join(config.site_dir, nb.dest_path))
-            nb.url = f"{base}/"
-            files.append(nb)
-    return files
 
 
 @event_priority(-200)
@@ -148,34 +111,21 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs):
         markdown = render.render_page(markdown, lang, page.file.src_uri)
     except DataError as e:
         raise PluginError(str(e)) from None
+    if lang == "zh":
+        markdown = reader.join_cjk_lines(markdown)
+    slug = Path(page.file.src_uri).stem
+    top = ""
     if page.meta.get("notebook"):
-        slug = Path(page.file.src_uri).stem
-        dl, view = BUTTONS[lang]
-        buttons = (f'\n<div class="notebook-buttons" markdown>\n'
-                   f'<a class="md-button md-button--primary" href="../notebooks/{slug}/{slug}.ipynb" '
-                   f'download="{slug}.{lang}.ipynb">:material-download: {dl}</a>\n'
-                   f'[:material-notebook: {view}](notebooks/{slug}.ipynb){{ .md-button }}\n</div>\n')
-        markdown = re.sub(r"^(# .*)$", lambda m: m.group(1) + "\n" + buttons, markdown, count=1, flags=re.M)
-    return markdown
-
-
-NB_MERMAID_LOADER = re.compile(r'<script type="module">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*?</script>', re.S)
-
-
-NB_MERMAID_BLOCK = re.compile(r'<div class="jp-Mermaid"><pre class="mermaid">(.*?)</pre>\s*</div>', re.S)
-
-
-def _offline_notebook(html: str) -> str:
-    """nbconvert's template imports Mermaid from cdnjs and points MathJax at an empty URL.
-    Drop both: site.js renders the diagrams with the vendored Mermaid and the math with
-    the vendored KaTeX, as on every other page."""
-    html = NB_MERMAID_LOADER.sub("", html)
-    html = html.replace('<script src=""> </script>', "")
-    # nbconvert leaves the diagram's <br/> line breaks as real elements; keep them as text
-    # so that Mermaid, which reads the element's text, still sees them
-    html = NB_MERMAID_BLOCK.sub(
-        lambda m: '<div class="mermaid-diagram">' + re.sub(r"<br\s*/?>", "&lt;br/&gt;", m.group(1)) + "</div>", html)
-    return html
+        # the .ipynb is a download (no HTML notebook page): it runs top to bottom, see
+        # tests/test_notebooks.py
+        top += (f'\n[:material-download: {BUTTONS[lang][0]}](notebooks/{slug}.ipynb)'
+                f'{{ .md-button .md-button--primary download="{slug}.{lang}.ipynb" }}\n')
+    from sitekit.articles import ARTICLES
+    if slug in {s for s, _, _ in ARTICLES} and "```" in markdown:
+        top += reader.run_box(slug, lang, config.get("repo_url"))
+    if top:
+        markdown = re.sub(r"^(# .*)$", lambda m: m.group(1) + "\n" + top, markdown, count=1, flags=re.M)
+    return reader.annotate(markdown)
 
 
 CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
@@ -196,10 +146,10 @@ def on_post_page(output: str, page, config, **kwargs):
     - Chinese pages use the Chinese search index (site/zh/search/), see on_post_build.
     """
     output = ALT_LINK.sub("", output)
-    if page.file.src_uri.endswith(".ipynb"):
-        output = _offline_notebook(output)
+    output = reader.decorate(output, _lang(page), page.url, config.get("repo_url"), _branch(config))
     if _lang(page) != "zh":
         return output
+    output = reader.close_cjk_gaps(output)
 
     def sub(m):
         cfg = json.loads(m.group(2))
@@ -217,6 +167,14 @@ def on_post_build(config, **kwargs):
     """mkdocs-static-i18n stacks every language's entries into one index at site/search/.
     Split it: English entries stay there, Chinese entries go to site/zh/search/, which is where Chinese pages now look (on_post_page)."""
     root = Path(config.site_dir)
+    # every code block links its file: publish snippets/ with the site (downloadable offline)
+    import shutil
+    shutil.copytree(ROOT / "snippets", root / "snippets", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for rel in sorted(reader.PUBLISHED):   # other files a block shows (IR samples under data/)
+        if (ROOT / rel).is_file() and not (root / rel).exists():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, root / rel)
     index = root / "search" / "search_index.json"
     if not index.exists():
         return
@@ -227,7 +185,7 @@ def on_post_build(config, **kwargs):
     en = [d for d in data["docs"] if not d["location"].startswith("zh/")]
     for d in zh:   # Chinese pages' base is the /zh/ root: locations are relative to it
         d["location"] = d["location"][len("zh/"):]
-    # Notebook pages repeat their article (and mkdocs-jupyter gives some sections the same
+    # Notebook pages (none since issue 9; kept as a guard) repeat their article (and some got the same
     # location twice, which breaks Material's search worker): search finds the articles.
     def keep(docs):
         seen, out = set(), []

@@ -73,8 +73,24 @@
                              fontFamily: getComputedStyle(document.body).fontFamily });
         return mermaid.run({ nodes: nodes });
       })
-      .then(function () { document.body.setAttribute("data-diagrams", "rendered"); })
+      .then(function () { nodes.forEach(fitDiagram); document.body.setAttribute("data-diagrams", "rendered"); })
       .catch(function (e) { console.error("mermaid:", e); });
+  }
+
+  // Mermaid scales a diagram down to the column: a wide one ends with 5 px text. Keep at least
+  // MIN_SCALE of its natural size (Mermaid draws 16 px labels: 0.72 keeps them at 11.5 px) and let
+  // the box scroll sideways instead.
+  var MIN_SCALE = 0.72;
+  function fitDiagram(n) {
+    var svg = n.querySelector("svg");
+    if (!svg || !svg.viewBox || !svg.viewBox.baseVal) return;
+    var natural = svg.viewBox.baseVal.width;
+    var room = n.clientWidth;
+    if (!natural || !room) return;
+    var width = Math.min(natural, Math.max(room, natural * MIN_SCALE));
+    svg.style.maxWidth = "none";
+    svg.style.width = width + "px";
+    svg.setAttribute("width", width);
   }
 
   function ready(fn) {

@@ -29,6 +29,7 @@ def mkdocs_config() -> dict:
         pass
     # mkdocs.yml names Python callables with !!python/name tags; the tests only need the values
     Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: suffix)
+    Loader.add_constructor("!ENV", lambda loader, node: None)   # repo_url: !ENV [...] (set at build time)
     with open(ROOT / "mkdocs.yml", encoding="utf-8") as f:
         return yaml.load(f, Loader=Loader)
 

@@ -1,0 +1,283 @@
+"""What the reader sees around each code block, generated at build time (issue 9).
+
+- `annotate(markdown)` gives every fenced block data attributes (the snippet file and section it
+  includes, whether it runs on its own, continues the block above or is the output of one, what
+  it needs, why it is not run as shown). Done on the Markdown, where the test marks are.
+- `decorate(html)` turns those attributes into a visible line above the block: the file (a
+  download of the site's own copy under /snippets/), a link to it in the repository, and badges
+  ("continues the block above", "needs an NVIDIA GPU", ...). tests/test_reader.py reads the
+  same attributes from the built HTML, checks the visible line and runs the blocks.
+- `join_cjk_lines(markdown)`: a line break inside a Chinese sentence renders as a space between two
+  Chinese characters; the lines are joined at build time.
+- `run_box(...)`: the "Run it yourself" box of an article, one template for every page.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+from .pages import SNIPPET_LINE
+
+FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^`\n]*)$")
+MARK_LINE = re.compile(r"^\s*<!--\s*(?P<mark>pytest\.mark\.\w+(?:\(.*\))?|pytest-codeblocks:[\w-]+)\s*-->\s*$")
+RUNNABLE = {"python", "py", "bash", "sh", "shell"}
+NOT_ANNOTATED = {"mermaid"}            # custom fences, rendered as diagrams
+GENERATED = {"python3": "python"}      # generated listings: highlighted, never a runnable class
+
+TEXT = {
+    "cont": {"en": "continues the block above", "zh": "接上一个代码块"},
+    "standalone": {"en": "runs on its own", "zh": "可单独运行"},
+    "output": {"en": "output of the block above", "zh": "上一个代码块的输出"},
+    "generated": {"en": "generated code, shown for reading", "zh": "生成的代码，仅供阅读"},
+    "shown": {"en": "shown, not run as is: {why}", "zh": "仅作展示，不按原样单独运行"},
+    "checked": {"en": "run by the site's tests in {test}", "zh": "由站点测试 {test} 运行检查"},
+    "reproduce": {"en": "needs network access: clones the repository and installs packages",
+                  "zh": "需要联网：克隆仓库并安装依赖"},
+    "download": {"en": "Download this file from the site", "zh": "从本站下载这个文件"},
+    "repo": {"en": "repository", "zh": "仓库"},
+    "need": {
+        "gpu": {"en": "needs an NVIDIA GPU", "zh": "需要 NVIDIA GPU"},
+        "nvcc": {"en": "needs nvcc (CUDA toolkit)", "zh": "需要 nvcc（CUDA 工具链）"},
+        "mpirun": {"en": "needs MPI (mpirun)", "zh": "需要 MPI（mpirun）"},
+        "mlir-opt": {"en": "needs mlir-opt", "zh": "需要 mlir-opt"},
+        "network": {"en": "needs network access", "zh": "需要联网"},
+    },
+}
+
+
+def _marks(raw: list[str]) -> dict:
+    import ast
+    out = {}
+    for r in raw:
+        if r.startswith("pytest-codeblocks:"):
+            out[r.split(":", 1)[1]] = ()
+            continue
+        m = re.match(r"pytest\.mark\.(\w+)(?:\((.*)\))?$", r)
+        out[m.group(1)] = ast.literal_eval(f"({m.group(2)},)") if m.group(2) else ()
+    return out
+
+
+def _attr(v: str) -> str:
+    return str(v).replace('"', "'")
+
+
+def block_attrs(lang: str, body: list[str], raw_marks: list[str]) -> dict:
+    marks = _marks(raw_marks)
+    a = {}
+    inc = [SNIPPET_LINE.match(l) for l in body if l.strip()]
+    if inc and all(inc):
+        m = inc[0]
+        a["data-src"] = m.group("path")
+        if m.group("section"):
+            a["data-section"] = m.group("section")
+    if "expected-output" in marks:
+        a["data-run"] = "output"
+    elif lang in GENERATED:
+        a["data-run"] = "generated"
+    elif "cont" in marks:
+        a["data-run"] = "cont"
+    else:
+        a["data-run"] = "standalone"
+    needs = list(marks.get("needs", ())) + (["gpu"] if "gpu" in marks else [])
+    if needs:
+        a["data-needs"] = " ".join(dict.fromkeys(needs))
+    if "display" in marks:
+        a["data-shown"] = _attr(marks["display"][0] if marks["display"] else "")
+    if "checked_by" in marks:
+        a["data-checked-by"] = _attr(marks["checked_by"][0])
+    return a
+
+
+def annotate(markdown: str) -> str:
+    """Add data attributes to every fenced block (brace form of pymdownx.superfences)."""
+    lines = markdown.split("\n")
+    out, pending, i = [], [], 0
+    while i < len(lines):
+        line = lines[i]
+        m = FENCE_OPEN.match(line)
+        if m:
+            indent, ticks, info = m.group("indent"), m.group("ticks"), m.group("info").strip()
+            j = i + 1
+            while j < len(lines) and not (lines[j].strip().startswith(ticks)
+                                          and not lines[j].strip().strip(ticks[0])):
+                j += 1
+            body = lines[i + 1:j]
+            lang = info.split()[0].lstrip("{.").rstrip("}") if info else ""
+            if lang and lang not in NOT_ANNOTATED and not info.startswith("{"):
+                attrs = block_attrs(lang, body, pending)
+                rest = info[len(info.split()[0]):].strip()
+                if lang in GENERATED:
+                    lang = GENERATED[lang] + " .generated"
+                extra = " ".join(f'{k}="{v}"' for k, v in attrs.items())
+                line = f"{indent}{ticks} {{ .{lang} {rest} {extra} }}".replace("  ", " ")
+            out.append(line)
+            out.extend(lines[i + 1:j + 1])
+            pending, i = [], j + 1
+            continue
+        mm = MARK_LINE.match(line)
+        if mm:
+            pending.append(mm.group("mark"))
+        elif line.strip():
+            pending = []
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+HL_DIV = re.compile(r'<div class="(?P<cls>language-(?P<lang>[\w+-]+) (?:generated )?highlight(?: generated)?)"(?P<attrs>[^>]*)>')
+DATA = re.compile(r'\s(data-[\w-]+)="([^"]*)"')
+
+
+PUBLISHED: set[str] = set()   # files the blocks link; the hook copies them into the site
+
+
+def decorate(page_html: str, lang: str, page_url: str, repo: str | None, branch: str = "main") -> str:
+    """A visible line above each annotated block: file · section (download), repository, badges."""
+    prefix = "../" * page_url.count("/") if page_url else ""
+
+    def sub(m):
+        attrs = dict(DATA.findall(m.group("attrs")))
+        if "data-run" not in attrs:
+            return m.group(0)
+        parts = []
+        src = attrs.get("data-src")
+        if src:
+            PUBLISHED.add(src)
+            label = html.escape(src + (f" · {attrs['data-section']}" if attrs.get("data-section") else ""))
+            parts.append(f'<a class="code-src" href="{prefix}{html.escape(src)}" download '
+                         f'title="{TEXT["download"][lang]}">{label}</a>')
+            if repo:
+                parts.append(f'<a class="code-repo" href="{html.escape(repo)}/blob/{branch}/{html.escape(src)}">'
+                             f'{TEXT["repo"][lang]}</a>')
+        run = attrs["data-run"]
+        badges = []
+        if run == "reproduce":
+            badges.append(("needs", TEXT["reproduce"][lang]))
+        if run in ("cont", "output", "generated"):
+            badges.append((run, TEXT[run][lang]))
+        elif run == "standalone" and m.group("lang") in RUNNABLE and not (
+                attrs.get("data-shown") is not None or attrs.get("data-checked-by") or attrs.get("data-needs")):
+            badges.append(("standalone", TEXT["standalone"][lang]))
+        for n in attrs.get("data-needs", "").split():
+            badges.append(("needs", TEXT["need"].get(n, {"en": f"needs {n}", "zh": f"需要 {n}"})[lang]))
+        if attrs.get("data-checked-by"):
+            t = attrs["data-checked-by"].split("::")[0]
+            link = f'<a href="{html.escape(repo)}/blob/{branch}/{html.escape(t)}"><code>{html.escape(t)}</code></a>' \
+                if repo else f"<code>{html.escape(t)}</code>"
+            badges.append(("checked", TEXT["checked"][lang].format(test=link)))
+        elif "data-shown" in attrs and run not in ("output", "generated"):
+            badges.append(("shown", TEXT["shown"][lang].format(why=html.escape(attrs["data-shown"]))))
+        if not parts and not badges:
+            return m.group(0)
+        parts += [f'<span class="code-badge code-badge--{k}">{t}</span>' for k, t in badges]
+        head = '<div class="code-meta">' + "".join(parts) + "</div>"
+        return head + m.group(0)
+    return HL_DIV.sub(sub, page_html)
+
+
+CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+CJK_END = re.compile(f"[{CJK}]$")
+CJK_START = re.compile(f"^[{CJK}]")
+NO_JOIN_AFTER = re.compile(r"^\s*(?:#|\||<|!!!|\?\?\?|===)")
+BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s|#|\||>|!!!|\?\?\?|===|<|`{3}|~{3}|\$\$|\\\[|\{\{)")
+
+
+def join_cjk_lines(markdown: str) -> str:
+    """Join a paragraph's lines where the break falls between two CJK characters.
+
+    Outside fences only; a line that starts a new block (list item, heading, table, admonition,
+    HTML, fence, math, marker) is never joined to the one before."""
+    lines = markdown.split("\n")
+    out, fence = [], None
+    for line in lines:
+        m = FENCE_OPEN.match(line)
+        if fence is None and m:
+            fence = m.group("ticks")
+            out.append(line)
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+            out.append(line)
+            continue
+        prev = out[-1] if out else ""
+        if (prev.strip() and CJK_END.search(prev.rstrip()) and CJK_START.search(line.lstrip())
+                and not BLOCK_START.match(line) and not NO_JOIN_AFTER.match(prev)):
+            out[-1] = prev.rstrip() + line.lstrip()
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+PROTECTED = re.compile(r"<(pre|code|script|style|svg|textarea)\b.*?</\1>|<div class=\"mermaid-diagram\">.*?</div>"
+                       r"|<[^>]+>", re.S)
+CJK_GAP = re.compile(f"(?<=[{CJK}])[ \t\r\n]+(?=[{CJK}])")
+
+
+def close_cjk_gaps(page_html: str) -> str:
+    """No space between two CJK characters in a Chinese page's text (a wrapped source line, or a
+    space left next to bold text), also across inline tags (`。</strong> 本`). Code, diagrams,
+    scripts and tags themselves are left alone."""
+    pieces, out, last = [], [], 0
+    for m in PROTECTED.finditer(page_html):
+        pieces.append(("text", page_html[last:m.start()]))
+        inline = m.group(0).startswith("<") and not m.group(1) and "mermaid-diagram" not in m.group(0)
+        pieces.append(("tag" if inline else "block", m.group(0)))
+        last = m.end()
+    pieces.append(("text", page_html[last:]))
+    # text with the inline tags removed, to see the characters on both sides of a tag
+    flat = "".join(t if k == "text" else ("" if k == "tag" else "\0") for k, t in pieces)
+    drop = {i for m in CJK_GAP.finditer(flat) for i in range(m.start(), m.end())}
+    pos = 0
+    for k, t in pieces:
+        if k != "text":
+            out.append(t)
+            pos += 0 if k == "tag" else 1
+            continue
+        out.append("".join(ch for i, ch in enumerate(t) if pos + i not in drop) if drop else t)
+        pos += len(t)
+    return "".join(out)
+
+
+RUN_TEXT = {
+    "en": {
+        "title": "Run it yourself",
+        "intro": "Every code block on this page is a file under `snippets/` in the repository: the line above "
+                 "each block names the file and section, and downloads this site's copy of it. To run all "
+                 "of this page's blocks the way the site's tests do:",
+        "after": "Without an NVIDIA GPU the test runs Triton kernels through the interpreter "
+                 "(`TRITON_INTERPRET=1`) and skips the blocks marked \"needs an NVIDIA GPU\". For a CPU-only "
+                 "machine, add `--extra-index-url https://download.pytorch.org/whl/cpu` to the `pip` line.",
+        "norepo": "# this build has no repository URL (set SITE_REPO_URL): clone the site's repository",
+    },
+    "zh": {
+        "title": "自己动手运行",
+        "intro": "本页的每个代码块都是仓库里 `snippets/` 下的一个文件：代码块上方那一行写着文件名和片段名，"
+                 "点击即可从本站下载这个文件。想像站点测试那样把本页的代码块全部跑一遍：",
+        "after": "没有 NVIDIA GPU 时，测试会让 Triton 内核在解释器中运行（`TRITON_INTERPRET=1`），"
+                 "并跳过标有“需要 NVIDIA GPU”的代码块。只有 CPU 的机器，请在 `pip` 那一行加上 "
+                 "`--extra-index-url https://download.pytorch.org/whl/cpu`。",
+        "norepo": "# 本次构建没有仓库地址（请设置 SITE_REPO_URL）：请克隆本站的仓库",
+    },
+}
+
+
+def run_commands(slug: str, repo: str | None) -> str:
+    """The commands that reproduce one article; README.md shows the same lines (tests/test_reader.py)."""
+    name = repo.rstrip("/").rsplit("/", 1)[-1] if repo else "REPOSITORY"
+    clone = f"git clone {repo}.git && cd {name}" if repo else None
+    return "\n".join(([clone] if clone else []) + [
+        "python3 -m venv .venv && . .venv/bin/activate",
+        "pip install -r requirements-test.txt",
+        f"python -m pytest -q tests/test_codeblocks.py -k {slug}",
+    ])
+
+
+def run_box(slug: str, lang: str, repo: str | None) -> str:
+    t = RUN_TEXT[lang]
+    cmds = run_commands(slug, repo)
+    if not repo:
+        cmds = t["norepo"] + "\n" + cmds
+    body = "\n".join("    " + l for l in cmds.split("\n"))
+    return (f'\n??? tip "{t["title"]}"\n\n    {t["intro"]}\n\n'
+            f'    ``` {{ .bash data-run="reproduce" }}\n{body}\n    ```\n\n    {t["after"]}\n')
