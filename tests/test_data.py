@@ -59,16 +59,8 @@ def _stale_list() -> dict:
 
 
 def _moved_sources(obj: dict) -> list[str]:
-    """Sources recorded in a dataset whose files changed or vanished since it was measured."""
-    import hashlib
-    if "sources" not in obj:
-        return ["(no source hashes recorded)"]
-    moved = []
-    for rel, sha in obj["sources"].items():
-        f = ROOT / rel
-        if not f.is_file() or hashlib.sha256(f.read_bytes()).hexdigest() != sha:
-            moved.append(rel)
-    return moved
+    from sitekit.stale import moved_sources
+    return moved_sources(obj)
 
 
 @pytest.mark.parametrize("d", DATASETS, ids=[d.name for d in DATASETS])
