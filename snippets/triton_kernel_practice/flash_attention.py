@@ -7,6 +7,7 @@ TRITON_INTERPRET=1 on a CPU (small sizes).
 # --8<-- [start:kernel]
 import math
 import os
+import warnings
 
 import torch
 import triton
@@ -101,17 +102,15 @@ def _alloc(size: int, alignment: int, stream):
     return torch.empty(size, dtype=torch.int8, device=DEVICE)
 
 
-# Configurations measured on the H200 (see the tuning section): (HEAD_DIM, causal) -> launch settings
+# Configurations measured on the H200 (see the tuning section): (HEAD_DIM, causal) -> launch settings.
+# Warp specialization stays off: Triton 3.6 documents `warp_specialize` for Blackwell GPUs only
+# (the tl.range docstring), and on the H200 it gave wrong outputs with BLOCK_N=64 and in a masked loop.
 ATTN_CONFIGS = {
     (64, False): dict(BLOCK_M=128, BLOCK_N=64, WARP_SPEC=False, num_warps=4, num_stages=3),
     (64, True): dict(BLOCK_M=128, BLOCK_N=64, WARP_SPEC=False, num_warps=4, num_stages=3),
-    (128, False): dict(BLOCK_M=128, BLOCK_N=128, WARP_SPEC=True, num_warps=4, num_stages=2),
+    (128, False): dict(BLOCK_M=64, BLOCK_N=64, WARP_SPEC=False, num_warps=4, num_stages=3),
     (128, True): dict(BLOCK_M=64, BLOCK_N=64, WARP_SPEC=False, num_warps=4, num_stages=3),
 }
-# Warp specialization (Triton 3.6, Hopper) gave wrong output with BLOCK_N=64 and in a causal variant
-# whose one loop masked every tile; it stays on only for the unmasked 128-key loop validated above.
-# Calls that mask (causal, ragged N) take the best configuration without it for D=128.
-NO_WS_FALLBACK = dict(BLOCK_M=64, BLOCK_N=64, WARP_SPEC=False, num_warps=4, num_stages=3)
 
 
 def attention(q, k, v, causal=False, sm_scale=None, **config):
@@ -133,7 +132,10 @@ def attention(q, k, v, causal=False, sm_scale=None, **config):
     o = torch.empty((B, H, N, D), device=q.device, dtype=q.dtype)
     cfg = {**ATTN_CONFIGS[(128 if D > 64 else 64, causal)], **config}
     if cfg["WARP_SPEC"] and (causal or N % cfg["BLOCK_N"] != 0):
-        cfg = dict(NO_WS_FALLBACK)      # warp specialization only for the unmasked loop (see above)
+        raise ValueError("attention: WARP_SPEC=True only for the unmasked loop (not causal, N % BLOCK_N == 0)")
+    if cfg["WARP_SPEC"] and not INTERPRET and torch.cuda.get_device_capability(q.device)[0] < 10:
+        warnings.warn("attention: WARP_SPEC=True on a pre-Blackwell GPU: Triton 3.6 documents warp_specialize "
+                      "for Blackwell only; check the output", stacklevel=2)
     if INTERPRET:
         cfg.update(BLOCK_M=32, BLOCK_N=16, WARP_SPEC=False)
     if INTERPRET and q.dtype == torch.bfloat16:     # interpreter's tl.dot mishandles bf16 (see gemm.py)

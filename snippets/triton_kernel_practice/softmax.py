@@ -60,28 +60,42 @@ def softmax_row_kernel(out_ptr, in_ptr,
              out.to(out_ptr.dtype.element_ty), mask=(rows[:, None] < n_rows) & col_ok)
 
 
-def fused_launch(block: int) -> tuple[int, int]:
-    """(ROWS, num_warps) by row width: the fastest of a sweep on the H200
-    (scripts/measure/triton_kernel_practice_softmax_launch.py)."""
-    if block <= 1024:
-        return 1, 1
-    if block <= 2048:
-        return 1, 1
-    if block <= 4096:
-        return 1, 2
-    if block <= 8192:
-        return 1, 4
-    if block <= 16384:
-        return 1, 8
-    return 1, 32       # wider rows: the most threads, fewest values per thread
+# (ROWS, num_warps) by BLOCK, the fastest of a sweep on the H200 at 4,096 and 32,768 rows
+# (scripts/measure/triton_kernel_practice/softmax_widths.py). Narrow rows put several rows in one
+# program, so that each program still moves about 16 KiB; wide rows spread one row over more warps.
+FUSED_LAUNCH = {256: (16, 4), 512: (8, 4), 1024: (4, 4), 2048: (2, 4), 4096: (1, 4), 8192: (1, 4),
+                16384: (1, 8), 32768: (1, 16), 65536: (1, 32)}
 
 
-def softmax_fused(x: torch.Tensor) -> torch.Tensor:
+def fused_launch(block: int, n_rows: int | None = None, n_sms: int = 132) -> tuple[int, int]:
+    """(ROWS, num_warps) for one row width; fewer rows per program when that would leave
+    multiprocessors idle (fewer than two programs per multiprocessor)."""
+    rows, warps = FUSED_LAUNCH[max(256, min(block, 65536))]
+    if block < 256:                         # tiny rows: keep about 4096 values per program
+        rows = min(64, 4096 // block)
+    while n_rows is not None and rows > 1 and triton.cdiv(n_rows, rows) < 2 * n_sms:
+        rows //= 2
+    return rows, warps
+
+
+_SMS = {}
+
+
+def _num_sms(device) -> int:
+    if INTERPRET or device.type != "cuda":
+        return 132
+    if device.index not in _SMS:
+        _SMS[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
+    return _SMS[device.index]
+
+
+def softmax_fused(x: torch.Tensor, ROWS=None, num_warps=None) -> torch.Tensor:
     x2 = _check(x)
     M, N = x2.shape
     out = torch.empty((M, N), device=x.device, dtype=x.dtype)
     BLOCK = triton.next_power_of_2(N)
-    ROWS, num_warps = fused_launch(BLOCK)
+    rows, warps = fused_launch(BLOCK, M, _num_sms(x.device))
+    ROWS, num_warps = ROWS or rows, num_warps or warps
     softmax_row_kernel[(triton.cdiv(M, ROWS),)](out, x2, x2.stride(0), x2.stride(1), out.stride(0), M, N,
                                                 BLOCK=BLOCK, ROWS=ROWS, num_warps=num_warps)
     return out if x.dim() == 2 else out.view(x.shape)
@@ -149,15 +163,22 @@ def softmax_online(x: torch.Tensor, BLOCK=4096, num_warps=8, STAGES=3, UNROLL=1,
     if INTERPRET:
         BLOCK, grid = min(BLOCK, 256), (min(M, 4),)
     else:
-        grid = (min(M, programs_per_sm * torch.cuda.get_device_properties(x.device).multi_processor_count),)
+        grid = (min(M, programs_per_sm * _num_sms(x.device)),)
     softmax_online_kernel[grid](out, x2, x2.stride(0), x2.stride(1), out.stride(0), M, N,
                                 BLOCK=BLOCK, STAGES=STAGES, UNROLL=UNROLL, num_warps=num_warps)
     return out if x.dim() == 2 else out.view(x.shape)
 
 
+# Widest BLOCK the fused kernel takes in softmax(); wider rows are streamed. Set from the width
+# sweep (softmax_widths.json), where the two kernels are timed side by side at every width.
+FUSED_MAX_BLOCK = 32768
+
+
 def softmax(x: torch.Tensor) -> torch.Tensor:
     """Whole row in registers while it fits; stream it in chunks beyond that."""
-    return softmax_fused(x) if x.shape[-1] <= 16384 else softmax_online(x)
+    if triton.next_power_of_2(x.shape[-1]) <= FUSED_MAX_BLOCK:
+        return softmax_fused(x)
+    return softmax_online(x)
 
 
 if __name__ == "__main__":

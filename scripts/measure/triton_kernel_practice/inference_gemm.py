@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""linear() of "Triton Kernel Practice" against cuBLAS on inference shapes: the targets.
+
+y = x @ W.T, W (N, K) in nn.Linear layout, M in {1, 8, 16, 32, 64, 128}, (N, K) in
+{(4096, 4096), (11008, 4096), (4096, 11008), (8192, 8192)}, fp16 and bf16. linear() picks its
+kernel by shape (LINEAR_CONFIGS, chosen from inference_sweep.json). Each cell is checked against
+an fp32 product, then linear() and torch.nn.functional.linear (cuBLAS) are timed in turn in
+ROUNDS rounds, each keeping its best median. Weight stream = N*K*bytes / time.
+Targets (issue 12): >= 1.0x cuBLAS on every cell; at M <= 16 a weight stream >= 0.7x the copy
+bandwidth measured in this run.
+
+    python scripts/measure/triton_kernel_practice/inference_gemm.py [--out data/triton_kernel_practice/inference_gemm.json]
+"""
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 45}
+
+import sys
+
+from sitekit import data, measure
+
+NAME = data.name_of(__file__)
+MS = (1, 8, 16, 32, 64, 128)
+SHAPES = ((4096, 4096), (11008, 4096), (4096, 11008), (8192, 8192))
+ROUNDS = 3
+TARGET_CUBLAS, TARGET_COPY = 1.0, 0.7
+
+
+def make_call(task):
+    import torch
+    lin = measure.snippet("triton_kernel_practice/linear")
+    tag, M, N, K = task
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[tag]
+    x = torch.randn(M, K, device="cuda", dtype=dtype)
+    w = torch.randn(N, K, device="cuda", dtype=dtype)
+    return lambda: lin.linear(x, w)
+
+
+def main(argv=None) -> int:
+    args = data.arg_parser(__doc__, NAME).parse_args(argv)
+    measure.need_gpu(NAME)
+    import torch
+    from measure.triton_kernel_practice._warm import warm
+    lin = measure.snippet("triton_kernel_practice/linear")
+    torch.manual_seed(0)
+    warm("measure.triton_kernel_practice.inference_gemm",
+         [(tag, m, n, k) for tag in ("fp16", "bf16") for m in (1, 128) for n, k in SHAPES])
+    copy, _ = measure.copy_tbps()
+    rows = [{"dtype": "-", "impl": "copy", "M": 0, "shape": "-", "tbps": copy}]
+    for tag in ("fp16", "bf16"):
+        dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[tag]
+        tol = 1e-2 if tag == "bf16" else 2e-3
+        for N, K in SHAPES:
+            w = torch.randn(N, K, device="cuda", dtype=dtype) / K ** 0.5
+            for M in MS:
+                x = torch.randn(M, K, device="cuda", dtype=dtype)
+                ref = x.float() @ w.float().t()
+                for _ in range(2):
+                    err = measure.rel_err(lin.linear(x, w), ref)
+                    if not err < tol:
+                        sys.exit(f"{NAME}: linear {tag} M={M} N={N} K={K}: relative error {err:.2e}")
+                each = measure.bench_each_round({"cublas": lambda: torch.nn.functional.linear(x, w),
+                                                 "linear": lambda: lin.linear(x, w)}, rounds=ROUNDS, warmup=5, rep=20)
+                t_cublas = min(each["cublas"])
+                cfg = lin.linear_config(M, N, K)
+                for impl, ts in each.items():
+                    t = min(ts)
+                    wb = N * K * x.element_size() / t / 1e9
+                    row = {"dtype": tag, "impl": impl, "M": M, "shape": f"{N}x{K}", "N": N, "K": K, "us": t * 1e3,
+                           "tflops": 2 * M * N * K / t / 1e9, "w_tbps": wb, "frac_copy": wb / copy,
+                           "ratio_cublas": t_cublas / t, "ratio_cublas_spread": measure.spread(ts)}
+                    if impl == "linear":
+                        row["config"] = (f"{'swap' if cfg['SWAP_AB'] else 'plain'} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}"
+                                         f"x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}")
+                        row["met_cublas"] = t_cublas / t >= TARGET_CUBLAS
+                        if M <= 16:
+                            row["met_copy"] = wb / copy >= TARGET_COPY
+                    rows.append(row)
+                r = rows[-1]
+                print(f"{tag} M={M:<4} {N}x{K}: {r['us']:6.1f} us  {r['ratio_cublas']:.2f}x cuBLAS  "
+                      f"{r['frac_copy']:.2f} of copy (cuBLAS {rows[-2]['frac_copy']:.2f})", flush=True)
+                del x, ref
+            del w
+    metrics = {
+        "us": {"unit": "µs", "noise": 0.1, "fmt": ".1f"},
+        "tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"},
+        "w_tbps": {"unit": "TB/s", "noise": 0.1, "fmt": ".2f"},
+        "tbps": {"unit": "TB/s", "noise": 0.05, "fmt": ".2f"},
+        "frac_copy": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "ratio_cublas": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "ratio_cublas_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
+        "met_cublas": {"unit": "bool", "noise": 0, "of": "ratio_cublas", "target": TARGET_CUBLAS},
+        "met_copy": {"unit": "bool", "noise": 0, "of": "frac_copy", "target": TARGET_COPY},
+    }
+    ds = data.new(NAME, metrics, rows)
+    return data.save(ds, args.out, quick=args.quick)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Inference-shaped GEMMs of "Triton Kernel Practice", technique by technique, and the FP8 configurations.
+
+y = x @ W.T with W in nn.Linear layout (N, K), M in {1, 8, 16, 32, 64, 128} rows of x,
+(N, K) in {(4096, 4096), (11008, 4096), (4096, 11008), (8192, 8192)}, fp16. Per cell:
+cuBLAS (torch.nn.functional.linear), the large-tile TMA kernel of the GEMM section, then the
+kernel of snippets/triton_kernel_practice/linear.py with small tiles, + split-K, swapped operands
+(W's rows on the MMA's M side), swapped + split-K at several splits and tile widths. Every version
+is checked against an fp32 product, then timed in ROUNDS rounds in turn (best median kept, the
+round-to-round spread recorded). The weight stream is N*K*bytes / time, against the copy bandwidth.
+Table "fp8_tma": FP8 e4m3 TMA configurations at 4096^3 and 8192^3 beside torch._scaled_mm.
+linear.py's LINEAR_CONFIGS is chosen from the "sweep" rows (tests tie the two).
+
+    python scripts/measure/triton_kernel_practice/inference_sweep.py [--out data/triton_kernel_practice/inference_sweep.json]
+"""
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 200}
+
+import sys
+
+from sitekit import data, measure
+
+NAME = data.name_of(__file__)
+MS = (1, 8, 16, 32, 64, 128)
+SHAPES = ((4096, 4096), (11008, 4096), (4096, 11008), (8192, 8192))
+DTYPES = ("fp16",)         # the nightly inference_gemm.py checks the choices in bf16 as well
+ROUNDS = 3
+BENCH = dict(warmup=2, rep=8)
+FP8_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages, EPI_SPLIT
+    (128, 256, 128, 8, 8, 3, True), (128, 256, 128, 8, 8, 4, True), (128, 128, 128, 8, 8, 4, False),
+    (256, 128, 128, 8, 8, 3, True), (128, 256, 128, 16, 8, 3, True)]
+
+
+def kernel_settings(M: int, BLOCK_N: int, SWAP_AB: bool, SPLIT_K: int, elt: int = 2) -> dict:
+    bm = max(16, 1 << (M - 1).bit_length())
+    bk = 128 if (bm <= 32 or elt == 1) else 64
+    stage = (bm + BLOCK_N) * bk * elt
+    return dict(BLOCK_M=bm, BLOCK_N=BLOCK_N, BLOCK_K=bk, SWAP_AB=SWAP_AB, SPLIT_K=SPLIT_K,
+                num_warps=4 if bm * BLOCK_N <= 64 * 128 else 8, num_stages=max(2, min(4, 160 * 1024 // stage)))
+
+
+def candidates(M: int) -> list[tuple[str, dict]]:
+    c = [("cublas", {}), ("tma_large", {}), ("small_tile", kernel_settings(M, 64, False, 1))]
+    c += [("split_k", kernel_settings(M, 64, False, s)) for s in (2, 4)]
+    c += [("swap_ab", kernel_settings(M, 64, True, 1))]
+    c += [("swap_split", kernel_settings(M, 64, True, s)) for s in (2, 4, 8)]
+    c += [("swap_split", kernel_settings(M, 128, True, 4))]
+    return c
+
+
+def label(impl: str, cfg: dict) -> str:
+    if not cfg:
+        return impl
+    return f"{impl} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}"
+
+
+def make_call(task):
+    """task -> a zero-argument call on fresh random inputs (used by the warm-up pool too)."""
+    import torch
+    lin = measure.snippet("triton_kernel_practice/linear")
+    g = measure.snippet("triton_kernel_practice/gemm")
+    kind, tag, M, N, K, impl, cfg = task
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[tag]
+    x = torch.randn(M, K, device="cuda", dtype=dtype)
+    w = torch.randn(N, K, device="cuda", dtype=dtype) / K ** 0.5
+    if kind == "fp8_tma":
+        xq, sx = lin.quantize_fp8(x.float())
+        wq, sw = lin.quantize_fp8(w.float())
+        return lambda: lin.matmul_fp8_tma(xq, wq, sx, sw, **cfg)
+    if impl == "cublas":
+        return lambda: torch.nn.functional.linear(x, w)
+    if impl == "tma_large":
+        return lambda: g.matmul_tma(x, w.t())
+    return lambda: lin.linear_splitk(x, w, **cfg)
+
+
+def main(argv=None) -> int:
+    ap = data.arg_parser(__doc__, NAME)
+    args = ap.parse_args(argv)
+    measure.need_gpu(NAME)
+    import torch
+    from measure.triton_kernel_practice._warm import warm
+    lin = measure.snippet("triton_kernel_practice/linear")
+    g = measure.snippet("triton_kernel_practice/gemm")
+    torch.manual_seed(0)
+    tasks = [("sweep", tag, M, N, K, impl, cfg) for tag in DTYPES for M in MS for N, K in SHAPES
+             for impl, cfg in candidates(M) if impl != "cublas"]
+    fp8_tasks = [("fp8_tma", "bf16", s, s, s, "fp8_tma", dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=w,
+                                                              num_stages=st, EPI_SPLIT=ep))
+                 for s in (4096,) for bm, bn, bk, gm, w, st, ep in FP8_CONFIGS]
+    # one compile per distinct kernel: M = 1, 8 and >= 16 specialize the TMA kernel differently,
+    # linear_kernel takes M at run time, so one shape per configuration is enough there
+    seen, uniq = set(), []
+    for t in tasks + fp8_tasks:
+        key = (t[0], t[1], t[5], tuple(sorted(t[6].items())), t[2] if t[5] == "tma_large" else 0)
+        if key not in seen:
+            seen.add(key)
+            uniq.append(t)
+    warm("measure.triton_kernel_practice.inference_sweep", uniq)
+    copy, _ = measure.copy_tbps()
+    rows = [{"table": "copy", "impl": "copy", "tbps": copy}]
+    for tag in DTYPES:
+        dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[tag]
+        tol = 1e-2 if tag == "bf16" else 2e-3
+        for N, K in SHAPES:
+            w = torch.randn(N, K, device="cuda", dtype=dtype) / K ** 0.5
+            for M in MS:
+                x = torch.randn(M, K, device="cuda", dtype=dtype)
+                ref = x.float() @ w.float().t()
+                fns = {}
+                for impl, cfg in candidates(M):
+                    if impl == "cublas":
+                        fn = lambda: torch.nn.functional.linear(x, w)  # noqa: E731
+                    elif impl == "tma_large":
+                        fn = lambda: g.matmul_tma(x, w.t())  # noqa: E731
+                    else:
+                        fn = lambda cfg=cfg: lin.linear_splitk(x, w, **cfg)  # noqa: E731
+                    for _ in range(2):   # twice: the split-K counters must be back at zero
+                        err = measure.rel_err(fn(), ref)
+                    if not err < tol:
+                        sys.exit(f"{NAME}: {label(impl, cfg)} {tag} M={M} N={N} K={K}: relative error {err:.2e}")
+                    fns[label(impl, cfg)] = (impl, cfg, fn)
+                each = measure.bench_each_round({k: v[2] for k, v in fns.items()}, rounds=ROUNDS, **BENCH)
+                t_cublas = min(each["cublas"])
+                for key, ts in each.items():
+                    impl, cfg, _ = fns[key]
+                    t = min(ts)
+                    wb = N * K * x.element_size() / t / 1e9
+                    row = {"table": "sweep", "dtype": tag, "M": M, "N": N, "K": K, "shape": f"{N}x{K}", "impl": impl,
+                           "config": key, "us": t * 1e3, "tflops": 2 * M * N * K / t / 1e9, "w_tbps": wb,
+                           "frac_copy": wb / copy, "ratio_cublas": t_cublas / t, "ratio_cublas_spread": measure.spread(ts)}
+                    row.update({k: v for k, v in cfg.items()})
+                    rows.append(row)
+                best = max((r for r in rows[-len(each):]), key=lambda r: r["ratio_cublas"])
+                print(f"{tag} M={M:<4} {N}x{K}: cuBLAS {t_cublas * 1e3:6.1f} us, best {best['config']:<28} "
+                      f"{best['ratio_cublas']:.2f}x, {best['frac_copy']:.2f} of copy", flush=True)
+                del x, ref
+            del w
+    # FP8 TMA configurations at 4096^3 and 8192^3 beside torch._scaled_mm
+    for s in (4096, 8192):
+        a = torch.randn(s, s, device="cuda")
+        b = torch.randn(s, s, device="cuda") / s ** 0.5
+        aq, sa = lin.quantize_fp8(a)
+        bq, sb = lin.quantize_fp8(b)
+        deq = (aq.float() * sa) @ (bq.float() * sb).t()
+        fns = {"scaled_mm": lambda: torch._scaled_mm(aq, bq.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16),
+               "scaled_mm_fast": lambda: torch._scaled_mm(aq, bq.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                                          use_fast_accum=True)}
+        cfgs = {}
+        for bm, bn, bk, gm, w_, st, ep in FP8_CONFIGS:
+            cfg = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=w_, num_stages=st, EPI_SPLIT=ep)
+            key = f"{bm}x{bn}x{bk} g{gm} w{w_} s{st}" + (" split" if ep else "")
+            fn = lambda cfg=cfg: lin.matmul_fp8_tma(aq, bq, sa, sb, **cfg)  # noqa: E731
+            try:
+                err = measure.rel_err(fn(), deq)
+            except Exception as e:       # e.g. out of shared memory: listed without a time
+                print(f"fp8 {key}: {type(e).__name__}: {str(e).splitlines()[0]}", flush=True)
+                rows.append({"table": "fp8_tma", "size": s, "impl": "triton", "config": key, "output": "error"})
+                continue
+            if not err < 1e-2:
+                sys.exit(f"{NAME}: fp8 {key} at {s}: relative error {err:.2e}")
+            fns[key], cfgs[key] = fn, cfg
+        for k in ("scaled_mm", "scaled_mm_fast"):
+            err = measure.rel_err(fns[k](), deq)
+            if not err < 1e-2:
+                sys.exit(f"{NAME}: {k} at {s}: relative error {err:.2e}")
+        each = measure.bench_each_round(fns, rounds=ROUNDS, warmup=10, rep=40)
+        for key, ts in each.items():
+            t = min(ts)
+            row = {"table": "fp8_tma", "size": s, "impl": key if key.startswith("scaled") else "triton", "config": key,
+                   "output": "ok", "tflops": 2 * s ** 3 / t / 1e9, "us": t * 1e3,
+                   "ratio_scaled_mm": min(each["scaled_mm"]) / t, "ratio_fast": min(each["scaled_mm_fast"]) / t,
+                   "tflops_spread": measure.spread(ts)}
+            row.update(cfgs.get(key, {}))
+            rows.append(row)
+            print(f"fp8 {s} {key:<28} {row['tflops']:6.0f} TFLOP/s  {row['ratio_fast']:.2f}x fast-accum _scaled_mm", flush=True)
+        del a, b, aq, bq, deq
+    metrics = {
+        "us": {"unit": "µs", "noise": 0.1, "fmt": ".1f"},
+        "tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"},
+        "w_tbps": {"unit": "TB/s", "noise": 0.1, "fmt": ".2f"},
+        "tbps": {"unit": "TB/s", "noise": 0.05, "fmt": ".2f"},
+        "frac_copy": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "ratio_cublas": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "ratio_cublas_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
+        "ratio_scaled_mm": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "ratio_fast": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "tflops_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
+    }
+    ds = data.new(NAME, metrics, rows)
+    return data.save(ds, args.out, quick=args.quick)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,349 @@
+"""Inference-shaped GEMMs: y = x @ W.T with the weight in nn.Linear layout W (N, K), few rows in x.
+
+fp16/bf16 (and FP8 e4m3 with per-tensor or per-row scales). A decoder's projection layers run
+these at M = 1 ... 128 tokens: too few rows of x to fill a 128-row tile, too few tiles to fill 132
+multiprocessors, and every byte of W read once. Run it: `python snippets/triton_kernel_practice/linear.py`
+on a CUDA GPU, or with TRITON_INTERPRET=1 on a CPU (small sizes).
+"""
+# --8<-- [start:kernel]
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+DEVICE = "cpu" if INTERPRET else "cuda"
+
+
+@triton.jit(do_not_specialize=["M", "split_tiles"])   # one compiled kernel for every M and split
+def linear_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
+                  M, N, K, split_tiles,              # BLOCK_K-wide steps of K per split
+                  stride_xm, stride_wn, stride_ym,   # unit stride along K for x and W, along N for y
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  SWAP_AB: tl.constexpr,             # compute y^T = W x^T: W's rows fill the MMA's M side
+                  SPLIT: tl.constexpr,               # several programs share one tile's K range
+                  SCALE: tl.constexpr,               # 0 none, 1 per-tensor, 2 per-row (FP8)
+                  EVEN_K: tl.constexpr):             # K % BLOCK_K == 0: no mask on the K loop
+    pid = tl.program_id(0)                           # which (BLOCK_M, BLOCK_N) tile of y
+    pid_k = tl.program_id(1)                         # which slice of K
+    num_n = tl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = pid // num_n, pid % num_n
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    rows = tl.where(offs_m < M, offs_m, 0)           # rows past M re-read row 0; never stored
+    cols = tl.where(offs_n < N, offs_n, 0)
+    x_ptrs = x_ptr + rows[:, None].to(tl.int64) * stride_xm + offs_k[None, :]
+    w_ptrs = w_ptr + cols[:, None].to(tl.int64) * stride_wn + offs_k[None, :]
+    k_lo = pid_k * split_tiles * BLOCK_K            # a multiple of BLOCK_K: the loads stay 16-byte aligned
+    k_hi = tl.minimum(K, k_lo + split_tiles * BLOCK_K)
+    x_ptrs += k_lo
+    w_ptrs += k_lo
+    if SWAP_AB:
+        acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+    else:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(k_lo, k_hi, BLOCK_K):
+        if EVEN_K:
+            x = tl.load(x_ptrs)
+            w = tl.load(w_ptrs)                      # (BLOCK_N, BLOCK_K): K-major, as W is stored
+        else:
+            x = tl.load(x_ptrs, mask=offs_k[None, :] < k_hi - k, other=0.0)
+            w = tl.load(w_ptrs, mask=offs_k[None, :] < k_hi - k, other=0.0)
+        if SWAP_AB:
+            acc = tl.dot(w, tl.trans(x), acc)        # (BLOCK_N, BLOCK_M): N on the 64-row side
+        else:
+            acc = tl.dot(x, tl.trans(w), acc)        # (BLOCK_M, BLOCK_N)
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+    if SWAP_AB:
+        acc = tl.trans(acc)                          # back to (BLOCK_M, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
+    if SPLIT:
+        # Each program writes its fp32 partial tile to a workspace and counts itself in; the last
+        # of the tile's programs to arrive adds the partials and writes y. One launch, no atomics
+        # on y, the same result whichever program comes last (it always adds in split order).
+        n_split = tl.num_programs(1)
+        tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+        ws_tile = ws_ptr + pid.to(tl.int64) * n_split * BLOCK_M * BLOCK_N
+        tl.store(ws_tile + pid_k * BLOCK_M * BLOCK_N + tile, acc)
+        tl.debug_barrier()                           # every thread's partial is written ...
+        arrived = tl.atomic_add(cnt_ptr + pid, 1, sem="acq_rel", scope="gpu")   # ... before we count
+        if arrived == n_split - 1:
+            tl.debug_barrier()
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for s in range(0, n_split):
+                acc += tl.load(ws_tile + s * BLOCK_M * BLOCK_N + tile, cache_modifier=".cg")  # from L2
+            if SCALE == 1:
+                acc = acc * (tl.load(sx_ptr) * tl.load(sw_ptr))
+            if SCALE == 2:
+                acc = acc * tl.load(sx_ptr + rows)[:, None] * tl.load(sw_ptr + cols)[None, :]
+            tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+            tl.atomic_xchg(cnt_ptr + pid, 0)         # leave the counter at zero for the next call
+    else:
+        if SCALE == 1:
+            acc = acc * (tl.load(sx_ptr) * tl.load(sw_ptr))
+        if SCALE == 2:
+            acc = acc * tl.load(sx_ptr + rows)[:, None] * tl.load(sw_ptr + cols)[None, :]
+        tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+# --8<-- [end:kernel]
+
+
+# --8<-- [start:launch]
+_SCRATCH = {}
+
+
+def _scratch(device, ws_elems: int, tiles: int):
+    """fp32 workspace for split-K partials and one int32 counter per tile, kept per device and grown
+    on demand. The counters are zero between calls (the kernel resets them); calls on several
+    streams at once would share them, so this wrapper is for one stream."""
+    ws, cnt = _SCRATCH.get(str(device), (None, None))
+    if ws is None or ws.numel() < ws_elems:
+        ws = torch.empty(max(ws_elems, 1 << 20), device=device, dtype=torch.float32)
+    if cnt is None or cnt.numel() < tiles:
+        cnt = torch.zeros(max(tiles, 4096), device=device, dtype=torch.int32)
+    _SCRATCH[str(device)] = (ws, cnt)
+    return ws, cnt
+
+
+FP8 = (torch.float8_e4m3fn,)
+
+
+def _check(x, w, x_scale, w_scale):
+    if x.dim() != 2 or w.dim() != 2 or x.shape[1] != w.shape[1]:
+        raise ValueError(f"linear: need x (M, K) and W (N, K) as in nn.Linear, got {tuple(x.shape)} and {tuple(w.shape)}")
+    if x.dtype != w.dtype or x.dtype not in (torch.float16, torch.bfloat16, *FP8):
+        raise ValueError(f"linear: x and W must share one dtype, float16, bfloat16 or float8_e4m3fn; "
+                         f"got {x.dtype} and {w.dtype}")
+    if (x.dtype in FP8) != (x_scale is not None and w_scale is not None):
+        raise ValueError("linear: float8 inputs need x_scale and w_scale (and 16-bit inputs take none)")
+    if not INTERPRET and not (x.is_cuda and w.is_cuda):
+        raise ValueError("linear: tensors must be on a CUDA GPU (or set TRITON_INTERPRET=1 to run on the CPU)")
+    if x.stride(1) != 1 or w.stride(1) != 1:
+        raise ValueError("linear: x and W need unit stride along K (call .contiguous())")
+
+
+def _per_row(scale: torch.Tensor, rows: int) -> torch.Tensor:
+    """One fp32 scale per row: a per-tensor scale is broadcast, a per-row one must have `rows` values."""
+    if scale.numel() not in (1, rows):
+        raise ValueError(f"linear: a scale needs 1 or {rows} values (one per row), got {scale.numel()}")
+    return scale.reshape(-1).float().expand(rows).contiguous()
+
+
+def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SPLIT_K=1,
+                  SWAP_AB=True, num_warps=4, num_stages=4, out_dtype=None):
+    """y = (x @ W.T) [* scales]; x (M, K), W (N, K). One launch of (tiles, SPLIT_K) programs."""
+    _check(x, w, x_scale, w_scale)
+    M, K = x.shape
+    N = w.shape[0]
+    y = torch.empty((M, N), device=x.device, dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype))
+    if INTERPRET and x.dtype == torch.bfloat16:   # the interpreter's tl.dot mishandles bf16 (see gemm.py)
+        x, w = x.float(), w.float()
+    split_tiles = triton.cdiv(triton.cdiv(K, SPLIT_K), BLOCK_K)
+    n_split = triton.cdiv(K, split_tiles * BLOCK_K)   # may be fewer than asked when K is short
+    tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
+    ws, cnt = _scratch(x.device, tiles * n_split * BLOCK_M * BLOCK_N if n_split > 1 else 0, tiles)
+    scale = 0 if x_scale is None else (1 if x_scale.numel() == w_scale.numel() == 1 else 2)
+    if scale == 2:
+        x_scale, w_scale = _per_row(x_scale, M), _per_row(w_scale, N)
+    sx = x_scale if x_scale is not None else ws
+    sw = w_scale if w_scale is not None else ws
+    linear_kernel[(tiles, n_split)](x, w, y, ws, cnt, sx, sw, M, N, K, split_tiles,
+                                    x.stride(0), w.stride(0), y.stride(0),
+                                    BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, SWAP_AB=SWAP_AB,
+                                    SPLIT=n_split > 1, SCALE=scale, EVEN_K=K % BLOCK_K == 0,
+                                    num_warps=num_warps, num_stages=num_stages)
+    return y
+# --8<-- [end:launch]
+
+
+# --8<-- [start:choose]
+# Chosen from the inference sweep on the H200 (data/triton_kernel_practice/inference_gemm.json):
+# (M bucket, N, K) -> settings, the fastest within noise in both fp16 and bf16. M is rounded up
+# to the next bucket; other (N, K) take the setting of the measured shape with the nearest weight size.
+SMALL = dict(BLOCK_M=16, BLOCK_K=128, SWAP_AB=True, num_warps=4, num_stages=4)
+LINEAR_CONFIGS = {
+    (m, n, k): dict(SMALL, BLOCK_N=64, SPLIT_K=s)
+    for m in (1, 8, 16) for (n, k), s in (((4096, 4096), 4), ((11008, 4096), 2), ((4096, 11008), 8), ((8192, 8192), 4))
+}
+LINEAR_CONFIGS.update({
+    (m, n, k): dict(SMALL, BLOCK_M=m, BLOCK_N=64 if m < 128 else 128, SPLIT_K=s)
+    for m in (32, 64, 128) for (n, k), s in (((4096, 4096), 4), ((11008, 4096), 2), ((4096, 11008), 8), ((8192, 8192), 4))
+})
+M_BUCKETS = (1, 8, 16, 32, 64, 128)
+
+
+def linear_config(M: int, N: int, K: int) -> dict | None:
+    """The settings linear() uses for this shape, or None for M > 128 (the large-tile TMA path)."""
+    if M > M_BUCKETS[-1]:
+        return None
+    m = next(b for b in M_BUCKETS if M <= b)
+    shapes = sorted({(n, k) for _, n, k in LINEAR_CONFIGS})
+    n, k = (N, K) if (N, K) in shapes else min(shapes, key=lambda s: abs(s[0] * s[1] - N * K))
+    return dict(LINEAR_CONFIGS[(m, n, k)])
+
+
+def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """nn.functional.linear without bias: x (..., K), W (N, K) -> (..., N)."""
+    if x.dim() < 1:
+        raise ValueError("linear: x needs at least one dimension (..., K)")
+    x2 = x.reshape(-1, x.shape[-1])
+    if x2.stride(-1) != 1:
+        x2 = x2.contiguous()
+    cfg = linear_config(x2.shape[0], w.shape[0], w.shape[1])
+    if cfg is None:                              # many rows: the big tiles of the GEMM section
+        cfg = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, SWAP_AB=False, SPLIT_K=1, num_warps=8, num_stages=3)
+    if INTERPRET:                                # keep the CPU interpreter quick
+        cfg.update(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+    y = linear_splitk(x2, w, **cfg)
+    return y.reshape(*x.shape[:-1], w.shape[0])
+# --8<-- [end:choose]
+
+
+# --8<-- [start:check]
+def check(fn, dtype, M, N, K, **kw):
+    x = torch.randn(M, K, device=DEVICE, dtype=dtype)
+    w = torch.randn(N, K, device=DEVICE, dtype=dtype) / K ** 0.5
+    y = fn(x, w, **kw)
+    ref = x.double() @ w.double().t()
+    err = ((y.double() - ref).norm() / ref.norm()).item()
+    assert y.dtype == dtype and y.shape == (M, N) and err < (1e-2 if dtype == torch.bfloat16 else 2e-3), (M, N, K, kw, err)
+    return err
+
+
+if __name__ == "__main__":
+    small = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32) if INTERPRET else {}
+    for dtype in (torch.float16, torch.bfloat16):
+        for M, N, K in ((1, 40, 96), (5, 33, 200), (17, 70, 64)):       # ragged M, N and K
+            for swap in (False, True):
+                for split in (1, 3):
+                    check(linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, **small)
+        check(linear, dtype, 3, 50, 72)
+    print("linear: split-K and swap-AB, fp16 and bf16, ragged shapes, match float64")
+# --8<-- [end:check]
+
+
+# --8<-- [start:fp8]
+E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max     # 448: the largest finite e4m3 value
+
+
+def quantize_fp8(t: torch.Tensor, per_row: bool = False):
+    """t ~= q * scale with q in e4m3: one scale for the tensor, or one per row (amax / 448)."""
+    amax = t.abs().amax(dim=1, keepdim=True) if per_row else t.abs().amax()
+    scale = (amax.float() / E4M3_MAX).clamp(min=1e-12)
+    q = (t.float() / scale).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
+    return q, scale.reshape(-1) if per_row else scale.reshape(1)
+# --8<-- [end:fp8]
+
+
+# --8<-- [start:fp8_tma]
+@triton.jit
+def fp8_tma_kernel(a_desc, b_desc, c_desc, sa_ptr, sb_ptr, M, N, K,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                   GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
+                   PER_ROW: tl.constexpr, EPI_SPLIT: tl.constexpr):
+    # A (M, K) and B = W (N, K) both K-major: the only layout wgmma takes for 8-bit operands
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    per_group = GROUP_M * num_pid_n
+    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=True):
+        first_m = (tile // per_group) * GROUP_M
+        rows_here = min(num_pid_m - first_m, GROUP_M)
+        pid_m = first_m + (tile % per_group) % rows_here
+        pid_n = (tile % per_group) // rows_here
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            a = a_desc.load([off_m, ki * BLOCK_K])
+            b = b_desc.load([off_n, ki * BLOCK_K])
+            acc = tl.dot(a, b.T, acc)                # e4m3 x e4m3 -> fp32 on the tensor cores
+        # the scales are applied once per output element, in the epilogue
+        if PER_ROW:
+            rm = off_m + tl.arange(0, BLOCK_M)
+            rn = off_n + tl.arange(0, BLOCK_N)
+            acc = acc * tl.load(sa_ptr + rm, mask=rm < M, other=0.0)[:, None] \
+                      * tl.load(sb_ptr + rn, mask=rn < N, other=0.0)[None, :]
+        else:
+            acc = acc * (tl.load(sa_ptr) * tl.load(sb_ptr))
+        if EPI_SPLIT:
+            c0, c1 = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
+            c_desc.store([off_m, off_n], c0.to(c_desc.dtype))
+            c_desc.store([off_m, off_n + BLOCK_N // 2], c1.to(c_desc.dtype))
+        else:
+            c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+FP8_TMA_CONFIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8, EPI_SPLIT=True, num_warps=8, num_stages=3)
+
+
+def matmul_fp8_tma(a, w, a_scale, w_scale, out_dtype=torch.bfloat16, **config):
+    """C = (A @ W.T) * scales for e4m3 A (M, K), W (N, K); Hopper TMA + persistent, large M."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    if INTERPRET or not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 9:
+        raise RuntimeError("matmul_fp8_tma: needs a Hopper (sm_90) or newer GPU: FP8 wgmma and TMA do not exist elsewhere")
+    _check(a, w, a_scale, w_scale)
+    if a.dtype not in FP8:
+        raise ValueError(f"matmul_fp8_tma: A and W must be float8_e4m3fn, got {a.dtype}")
+    M, K = a.shape
+    N = w.shape[0]
+    if K % 16 or N % 8:
+        raise ValueError(f"matmul_fp8_tma: TMA needs K a multiple of 16 and N of 8, got K={K}, N={N}")
+    cfg = {**FP8_TMA_CONFIG, **config}
+    BM, BN, BK = cfg.pop("BLOCK_M"), cfg.pop("BLOCK_N"), cfg.pop("BLOCK_K")
+    per_row = not (a_scale.numel() == w_scale.numel() == 1)
+    if per_row:
+        a_scale, w_scale = _per_row(a_scale, M), _per_row(w_scale, N)
+    c = torch.empty((M, N), device=a.device, dtype=out_dtype)
+    a_desc = TensorDescriptor.from_tensor(a, [BM, BK])
+    b_desc = TensorDescriptor.from_tensor(w, [BN, BK])
+    c_desc = TensorDescriptor.from_tensor(c, [BM, BN // 2 if cfg["EPI_SPLIT"] else BN])
+    num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    grid = (min(num_sms, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
+    fp8_tma_kernel[grid](a_desc, b_desc, c_desc, a_scale, w_scale, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK,
+                         NUM_SMS=grid[0], PER_ROW=per_row, **cfg)
+    return c
+
+
+def linear_fp8(x_q, w_q, x_scale, w_scale):
+    """FP8 linear: few rows -> the split-K / swap-AB kernel with the scales in its epilogue;
+    many rows -> the TMA kernel. Output bf16."""
+    if x_q.shape[0] <= M_BUCKETS[-1] or INTERPRET:
+        cfg = linear_config(x_q.shape[0], w_q.shape[0], w_q.shape[1]) or dict(
+            BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, num_warps=8, num_stages=3)
+        cfg["BLOCK_K"] = max(cfg["BLOCK_K"], 128) if not INTERPRET else 32
+        if INTERPRET:
+            cfg.update(BLOCK_M=16, BLOCK_N=16)
+        return linear_splitk(x_q, w_q, x_scale, w_scale, **cfg)
+    return matmul_fp8_tma(x_q, w_q, x_scale, w_scale)
+# --8<-- [end:fp8_tma]
+
+
+# --8<-- [start:fp8_check]
+def check_fp8(fn, M, N, K, per_row=False, **kw):
+    x = torch.randn(M, K, device=DEVICE)
+    w = torch.randn(N, K, device=DEVICE) / K ** 0.5
+    xq, sx = quantize_fp8(x, per_row)
+    wq, sw = quantize_fp8(w, per_row)
+    y = fn(xq, wq, sx, sw, **kw)
+    # against the exact product of the quantized values: the kernel's own error
+    deq = (xq.double() * sx.double().reshape(-1, 1)) @ (wq.double() * sw.double().reshape(-1, 1)).t()
+    err_kernel = ((y.double() - deq).norm() / deq.norm()).item()
+    # against the unquantized fp32 inputs: what FP8 costs the result
+    ref = x.double() @ w.double().t()
+    err_total = ((y.double() - ref).norm() / ref.norm()).item()
+    assert y.dtype == torch.bfloat16 and err_kernel < 1e-2 and err_total < 8e-2, (M, N, K, per_row, err_kernel, err_total)
+    return err_kernel, err_total
+
+
+if __name__ == "__main__":
+    small = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32) if INTERPRET else {}
+    for per_row in (False, True):
+        for M, N, K, split in ((1, 48, 96, 1), (19, 40, 160, 3)):
+            check_fp8(linear_splitk, M, N, K, per_row, SPLIT_K=split, **small)
+        check_fp8(linear_fp8, 7, 64, 128, per_row)
+    print("fp8 linear: per-tensor and per-row scales match the dequantized product")
+# --8<-- [end:fp8_check]
