@@ -20,6 +20,12 @@ if torch.cuda.is_available():
     major, minor = torch.cuda.get_device_capability()
     print("GPU    ", torch.cuda.get_device_name(),
           f"(compute capability {major}.{minor}, sm_{major}{minor})")
+    props = torch.cuda.get_device_properties(0)
+    # The L2 size decides what "stays in cache" means for a benchmark.
+    print("        ", props.multi_processor_count, "SMs, L2",
+          props.L2_cache_size, "bytes", f"({props.L2_cache_size / 2**20:.0f} MiB)")
+    if major < 8:  # Triton's README: NVIDIA GPUs of compute capability 8.0+
+        print("WARNING: Triton supports compute capability 8.0 and newer")
 else:
     print("GPU     none: set TRITON_INTERPRET=1 to run kernels on the CPU")
 print("interpreter", "on" if triton.knobs.runtime.interpret else "off")
