@@ -171,15 +171,21 @@ def main(argv=None) -> int:
             if rc not in (0, 5):
                 print(f"gpu_ci: GPU code blocks failed (pytest exit {rc})", flush=True)
                 status = 1
-        results = [(d, f.result()) for d, f in zip(untimed, side)]
-        results += [(d, measure(d, tmp)) for d in timed_ds]
-        for d, (new, msg, text) in results:
+        def settle(d, result):
+            # each dataset is stored as soon as it is measured: a run stopped later keeps what it finished
+            new, msg, text = result
             log.write(text)
+            log.flush()
             print(f"  {d.name}: {msg}", flush=True)
             if new is None:
                 failed.append(f"{d.name}: {msg}")
-                continue
-            drift += store(d, new, write=write)
+            else:
+                drift.extend(store(d, new, write=write))
+
+        for d, f in zip(untimed, side):
+            settle(d, f.result())
+        for d in timed_ds:
+            settle(d, measure(d, tmp))
     elapsed = time.time() - t_start
     lines = [f"# GPU CI drift report ({args.tier}, {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {elapsed:.0f} s)", ""]
     if failed:

@@ -24,6 +24,19 @@ from sitekit.pages import blocks
 
 from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
 
+# Blocks added for the review of issue 10 (device link and -rdc, CUDA 13.0's dropped targets, the
+# "no kernel image" triage, launch bounds in PTX). Their artifacts are written by the same machinery
+# (cp.write_artifacts); they belong in the producer's ARTIFACTS list and are registered here until then.
+NEW_ARTIFACTS = {
+    "linking_register": ("linking.sh", "register", None),
+    "linking_rdc": ("linking.sh", "rdc", None),
+    "gencode_dropped": ("gencode.sh", "dropped", None),
+    "triage": ("triage.sh", "triage", None),
+    "registers_bounds": ("registers.sh", "bounds-ptx", None),
+}
+for _name, _spec in NEW_ARTIFACTS.items():
+    cp.ARTIFACTS.setdefault(_name, _spec)
+
 ME = "tests/test_cuda_compilation_pipeline.py"
 PAGES = [DOCS / lang / "cuda-compilation-pipeline.md" for lang in ("en", "zh")]
 IR = DATA / "cuda_compilation_pipeline" / "ir"
@@ -72,9 +85,42 @@ def test_checked_blocks_are_the_snippet_sections(page):
 def test_missing_toolchain_says_what_to_install(monkeypatch):
     monkeypatch.delenv("CUDA_PIPELINE_HOME", raising=False)
     monkeypatch.setattr(cp, "_site_dirs", lambda: [])
+    monkeypatch.setattr(cp, "_system_nvcc", lambda: None)
     cp.toolchain.cache_clear()
     try:
         with pytest.raises(cp.ToolchainError, match=r"pip install -r requirements-cuda\.txt"):
+            cp.toolchain()
+    finally:
+        cp.toolchain.cache_clear()
+
+
+def _fake_nvcc(tmp_path, release: str):
+    nvcc = tmp_path / "cuda" / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text(f"#!/bin/sh\necho 'Cuda compilation tools, release {release}, V{release}.1'\n")
+    nvcc.chmod(0o755)
+    return nvcc
+
+
+def test_system_nvcc_of_the_same_release_is_used_when_the_wheels_are_absent(monkeypatch, tmp_path):
+    monkeypatch.delenv("CUDA_PIPELINE_HOME", raising=False)
+    monkeypatch.setattr(cp, "_site_dirs", lambda: [])
+    monkeypatch.setattr(cp, "_system_nvcc", lambda: _fake_nvcc(tmp_path, cp.RELEASE))
+    cp.toolchain.cache_clear()
+    try:
+        t = cp.toolchain()
+        assert t.release == cp.RELEASE and t.source.startswith("system nvcc")
+    finally:
+        cp.toolchain.cache_clear()
+
+
+def test_toolchain_mismatch_names_both_versions(monkeypatch, tmp_path):
+    monkeypatch.delenv("CUDA_PIPELINE_HOME", raising=False)
+    monkeypatch.setattr(cp, "_site_dirs", lambda: [])
+    monkeypatch.setattr(cp, "_system_nvcc", lambda: _fake_nvcc(tmp_path, "12.4"))
+    cp.toolchain.cache_clear()
+    try:
+        with pytest.raises(cp.ToolchainError, match=r"needs nvcc 13\.0.*release 12\.4"):
             cp.toolchain()
     finally:
         cp.toolchain.cache_clear()
@@ -201,3 +247,33 @@ def test_h200_observations_match_the_rules():
     regs = {r["reg_budget"]: r["registers_used"] for r in h200 if r["group"] == "registers"}
     built = {r["reg_budget"]: r["registers_used"] for r in _rows(DATA / "cuda_compilation_pipeline" / "resources.json")}
     assert regs == built, "the H200 build's register counts differ from the pinned toolchain's"
+
+
+# ----------------------------------------------------------------------------- the triage script
+
+def _triage():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("triage", cp.SNIPPETS / "triage.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_triage_applies_the_rules_of_the_gencode_table():
+    """triage.py (what a reader runs) and the producer's rules give the same verdict for every build
+    of the gencode table on every compute capability the page names."""
+    triage = _triage()
+    ccs = [(7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1)]
+    for row in _rows(DATA / "cuda_compilation_pipeline" / "gencode.json"):
+        sass = [t for t in row["sass_targets"].split(", ") if t.startswith("sm_")]
+        ptx = [t for t in row["ptx_targets"].split(", ") if t.startswith("compute_")]
+        for cc in ccs:
+            assert triage.verdict(sass, ptx, cc) == cp.runs_on_cc(sass, ptx, cc), (row["combo"], cc)
+
+
+def test_triage_errors_are_clear(tmp_path):
+    p = subprocess.run([sys.executable, str(cp.SNIPPETS / "triage.py"), "x", "--cc", "9"], capture_output=True, text=True)
+    assert p.returncode == 2 and "expected a compute capability such as 9.0" in p.stderr
+    p = subprocess.run([sys.executable, str(cp.SNIPPETS / "triage.py"), str(tmp_path / "missing"), "--cc", "9.0"],
+                       capture_output=True, text=True, env={**os.environ, "PATH": f"{_toolchain_or_skip().bin}:{os.environ['PATH']}"})
+    assert p.returncode == 1 and "cannot read" in p.stderr
