@@ -26,3 +26,10 @@ for ptx in guarded.1.sm_90.ptx guarded.2.sm_90a.ptx; do
   echo "$ptx: $(grep -c 'wgmma\.fence' $ptx || true) wgmma.fence"
 done
 # --8<-- [end:wgmma]
+
+# --8<-- [start:dropped]
+# CUDA 13.0 builds nothing older than Turing (sm_75), and Jetson Thor is sm_110 (sm_101 in 12.x)
+for arch in sm_70 sm_72 sm_75 sm_101 sm_110; do
+  if nvcc -arch=$arch -cubin saxpy.cu -o saxpy_$arch.cubin 2> error.txt; then echo "$arch: built"; else echo "$arch: $(head -n 1 error.txt)"; fi
+done
+# --8<-- [end:dropped]

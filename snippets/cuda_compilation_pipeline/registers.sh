@@ -12,3 +12,11 @@ for flags in "" "-DMIN_BLOCKS=6" "-DMIN_BLOCKS=8" "-maxrregcount=24"; do
   echo "local-memory instructions in SASS: $(cuobjdump -sass registers.o | grep -c -E 'LDL|STL' || true)"
 done
 # --8<-- [end:registers]
+
+
+# --8<-- [start:bounds-ptx]
+# __launch_bounds__ reaches ptxas as PTX directives, and wins over -maxrregcount
+nvcc -arch=sm_90 -ptx -DMIN_BLOCKS=8 registers.cu -o bounds.ptx
+grep -E "^\.(maxntid|minnctapersm)" bounds.ptx
+nvcc -arch=sm_90 -Xptxas -v -DMIN_BLOCKS=8 -maxrregcount=24 -c registers.cu -o bounds.o 2>&1 | grep -E "Overriding|Used"
+# --8<-- [end:bounds-ptx]

@@ -4,10 +4,16 @@
 set -euo pipefail
 source snippets/cuda_compilation_pipeline/env.sh
 
+# --8<-- [start:install]
+# from a checkout of this site's repository
+python3 -m venv .venv && . .venv/bin/activate
+pip install -r requirements-cuda.txt
+# --8<-- [end:install]
+
 # --8<-- [start:setup]
 nvcc --version | tail -n 2                        # the CUDA release of the H200's driver: 13.0
 nvcc --list-gpu-code | tr '\n' ' ' && echo        # real architectures it writes SASS for
-python3 "$REPO/scripts/cuda_pipeline.py" check-arch sm_95 2>&1 || true   # a typo gets the valid list
+python3 "$REPO/scripts/measure/cuda_compilation_pipeline/_pipeline.py" check-arch sm_95 2>&1 || true   # a typo gets the valid list
 # --8<-- [end:setup]
 
 # --8<-- [start:dryrun]
