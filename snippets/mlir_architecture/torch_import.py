@@ -1,0 +1,19 @@
+"""The same layer as a torch.nn.Module, imported into MLIR by torch-mlir's FX importer.
+
+    python snippets/mlir_architecture/torch_import.py
+"""
+# --8<-- [start:import]
+import torch
+from torch_mlir import fx
+
+
+class Layer(torch.nn.Module):
+    def forward(self, x, w):
+        y = torch.relu(x @ w)
+        return y, y.sum(dim=1)
+
+
+x, w = torch.ones(4, 3), torch.ones(3, 2)
+print(fx.export_and_import(Layer(), x, w))                                    # torch dialect
+print(fx.export_and_import(Layer(), x, w, output_type="linalg-on-tensors"))  # linalg + arith + tensor
+# --8<-- [end:import]
