@@ -1,0 +1,26 @@
+// hello.c: every rank reports to rank 0, which prints one line per rank in rank order.
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size, len;
+  char host[MPI_MAX_PROCESSOR_NAME], lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Get_processor_name(host, &len);
+  MPI_Get_library_version(lib, &len);
+  // gather every rank's host name on rank 0, so the output comes in rank order
+  char all[64][MPI_MAX_PROCESSOR_NAME];
+  if (size > 64) MPI_Abort(MPI_COMM_WORLD, 2);
+  MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    lib[strcspn(lib, "\n,")] = '\0';        // first line of the library's version string
+    printf("%s\n", lib);
+    for (int r = 0; r < size; r++)
+      printf("rank %d of %d on %s host as rank 0\n", r, size, strcmp(all[r], host) ? "another" : "the same");
+  }
+  MPI_Finalize();
+  return 0;
+}

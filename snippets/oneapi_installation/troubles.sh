@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The errors of the troubleshooting table, each caused on purpose and reduced to its telling line.
+#   bash snippets/oneapi_installation/troubles.sh     (from the repository root)
+set -euo pipefail
+source snippets/oneapi_installation/env.sh
+
+# --8<-- [start:reproduce]
+try() { "$@" 2>&1 || true; }                      # run a command that is meant to fail, keep its messages
+first() { awk -v p="$1" '!n && $0 ~ p {print; n=1} END {if (!n) print "(no line matching " p ")"}'; }  # the telling line
+mpicc -O2 hello.c -o hello
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+
+echo "1. mpicc without I_MPI_ROOT"
+try env -u I_MPI_ROOT mpicc hello.c -o h | first "error"
+env -u I_MPI_ROOT mpicc -show | grep -o "I_MPI_SUBSTITUTE_INSTALLDIR/include"
+
+echo "2. IMB-MPI1 without LD_LIBRARY_PATH"
+try env -u LD_LIBRARY_PATH IMB-MPI1 PingPong | first "error while loading"
+
+echo "3. a fabric provider that does not exist"
+try env I_MPI_FABRICS=ofi FI_PROVIDER=verbs mpiexec -n 2 ./hello | first "fi_getinfo"
+
+echo "4. Intel MPI picking the distribution's libfabric"
+try env -u LD_LIBRARY_PATH I_MPI_DEBUG=5 I_MPI_FABRICS=ofi mpiexec -n 2 ./hello | first "libfabric version"
+try env I_MPI_DEBUG=5 I_MPI_FABRICS=ofi mpiexec -n 2 ./hello | first "libfabric version"
+
+echo "5. an Intel MPI program started by Open MPI's mpirun"
+try mpirun.openmpi -n 2 ./hello | grep "rank"
+
+echo "6. more Open MPI ranks than cores, without --oversubscribe"
+mpicc.openmpi hello.c -o hello.ompi
+try mpirun.openmpi -n $(( $(nproc) + 2 )) ./hello.ompi | first "not enough slots" | grep -o "There are not enough slots available in the system"
+
+echo "7. no OpenCL driver found (OCL_ICD_FILENAMES unset)"
+try env -u OCL_ICD_FILENAMES python3 -c "import dpctl; print(dpctl.get_devices()); dpctl.select_default_device()" \
+  | grep -E "^\[|Error"
+# --8<-- [end:reproduce]
