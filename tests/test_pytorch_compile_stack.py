@@ -151,7 +151,9 @@ def test_normalize_removes_run_specific_text():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--budget-s", "0"], "--budget-s must be positive"),
+    (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--rounds", "1"], "--rounds must be at least 2"),
+    (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--only", "mlp"], "only with --quick"),
+    (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--device", "cpu"], "add --quick"),
     (["scripts/measure/pytorch_compile_stack/_artifacts.py", "--device", "tpu"], "invalid choice"),
     (["scripts/measure/pytorch_compile_stack/cpu_workloads.py", "--only", "resnet"], "unknown workload"),
 ])
@@ -169,3 +171,44 @@ def test_labels_are_en_zh_strings(article):
     bad = {k: v for k, v in labels.items()
            if not (isinstance(v, dict) and set(v) == {"en", "zh"} and all(isinstance(s, str) and s for s in v.values()))}
     assert not bad, f"data/{article}/labels.yml: entries must be {{en: \"...\", zh: \"...\"}} (quote commas): {bad}"
+
+
+# ----------------------------------------------------------------------------- kernel capture, cold and warm
+
+def test_kernel_capture_cold_and_warm_on_cpu():
+    """Issue 16: a compiled case must list its kernels whatever the cache state. The producers'
+    worker (_case.py) runs here as it does on the H200, on the CPU workloads at tiny size: a fresh
+    process compiles into an empty cache dir (cold), a second fresh process compiles from that
+    dir (warm, FX graph cache hit); both must list the same kernels. About a minute on 2 cores."""
+    code = (
+        "import json\n"
+        "from measure.pytorch_compile_stack import _common as C\n"
+        "res = C.run_case('pointwise', 'default', size='tiny', device='cpu', rounds=2)\n"
+        "row, k = C.case_rows(res, 'tiny')\n"
+        "print(json.dumps({'row': row, 'k': k, 'cold': res['cold']['kernel_rows'], 'warm': res['warm']['kernel_rows']}))\n"
+    )
+    import os
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})
+    assert p.returncode == 0, p.stderr[-4000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    row = out["row"]
+    assert out["cold"] and out["warm"], "a phase captured no kernels"
+    assert row["cold_fxgraph_misses"] >= 1 and row["warm_fxgraph_hits"] >= 1, row   # cold was cold, warm hit the cache
+    assert row["warm_kernels_match"] is True and row["kernels"] == 1, row
+    assert [k["kernel"] for k in out["k"]][0].startswith("cpp_fused_"), out["k"]
+    assert row["correct"] is True and row["vs_eager_spread"] >= 0
+
+
+def test_producer_refuses_a_case_without_kernels():
+    from measure.pytorch_compile_stack import _common as C
+    rows = [{"kind": "timing", "workload": "mlp", "mode": "eager", "ms": 1.0},
+            {"kind": "timing", "workload": "mlp", "mode": "default", "ms": 1.0},
+            {"kind": "timing", "workload": "mlp", "mode": "reduce-overhead", "ms": 1.0},
+            {"kind": "kernel", "workload": "mlp", "mode": "default", "graph": "inference", "kernel": "k0", "launches": 1}]
+    with pytest.raises(C.NoKernels, match="reduce-overhead"):
+        C.require_kernels(rows)
+    C.require_kernels(rows[:2] + rows[3:])        # every compiled case lists something: accepted
+    empty = {"workload": "mlp", "mode": "default", "kernel_rows": []}
+    with pytest.raises(C.NoKernels):
+        C.case_rows({"cold": {**empty, "kernel_rows": [rows[3]]}, "warm": empty}, "x")

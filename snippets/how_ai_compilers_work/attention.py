@@ -4,7 +4,7 @@
 
 The eager version writes the [batch, heads, seq, seq] score matrix to memory and reads
 it back three times; the fused kernel (FlashAttention-2, called through PyTorch's SDPA)
-keeps each tile of scores on chip. scripts/measure/how_ai_compilers_work_fusion.py
+keeps each tile of scores on chip. scripts/measure/how_ai_compilers_work/fusion.py
 imports this file for the page's table.
 """
 # needs: gpu

@@ -6,7 +6,7 @@
 Each eager version launches one kernel per line and sends every intermediate
 through device memory; each Triton version reads its inputs once and writes its
 outputs once. `traffic()` counts the bytes both must move; the page's timings
-come from scripts/measure/how_ai_compilers_work_fusion.py, which imports this file.
+come from scripts/measure/how_ai_compilers_work/fusion.py, which imports this file.
 """
 # --8<-- [start:setup]
 import os

@@ -6,7 +6,7 @@
 Route 1 measures every config (@triton.autotune), route 2 predicts with an
 analytical model and measures only its pick, route 3 learns a cost model from a
 few measurements and measures only what it ranks best (Ansor/MetaSchedule style).
-The page's table comes from scripts/measure/how_ai_compilers_work_autotune.py,
+The page's table comes from scripts/measure/how_ai_compilers_work/autotune.py,
 which imports this file and runs the same three routes over the full space.
 """
 # --8<-- [start:kernel]

@@ -5,7 +5,7 @@
 1. What the backward pass makes the forward keep (AOTAutograd's two partitioners).
 2. What a new input shape costs (recompilation, and dynamic shapes).
 3. What launch overhead costs at inference batch sizes (CUDA graphs, GPU only).
-scripts/measure/how_ai_compilers_work_training.py measures the same at scale on the GPU.
+scripts/measure/how_ai_compilers_work/training.py measures the same at scale on the GPU.
 """
 # --8<-- [start:partition]
 import torch

@@ -6,12 +6,12 @@ TORCH_LOGS=graph_breaks python snippets/pytorch_compile_stack/graph_break.py 2>&
 # --8<-- [end:graph_break_log]
 # --8<-- [start:measure]
 # on a CUDA machine (the H200 numbers; about six minutes)
-python scripts/measure/pytorch_compile_stack_gpu.py
-python scripts/pytorch_compile_stack_artifacts.py --device cuda
+python scripts/measure/pytorch_compile_stack/gpu_workloads.py
+python scripts/measure/pytorch_compile_stack/_artifacts.py --device cuda
 # on the CPU (timings: measured once and committed; CI does not re-time them)
-python scripts/measure/pytorch_compile_stack_cpu.py
-python scripts/measure/pytorch_compile_stack_production.py
+python scripts/measure/pytorch_compile_stack/cpu_workloads.py
+python scripts/measure/pytorch_compile_stack/cpu_production.py
 # the CPU artifacts, exactly as CI regenerates and compares them
-python scripts/pytorch_compile_stack_artifacts.py --device cpu
+python scripts/measure/pytorch_compile_stack/_artifacts.py --device cpu
 python -m pytest -q tests/test_pytorch_compile_stack.py
 # --8<-- [end:measure]

@@ -2,7 +2,7 @@
 
     python snippets/pytorch_compile_stack/models.py     # builds each one at a tiny size, checks shapes
 
-The measurement scripts (scripts/measure/pytorch_compile_stack_*.py) import these
+The measurement scripts (scripts/measure/pytorch_compile_stack/*.py) import these
 classes, so the page shows exactly the code that was timed.
 """
 # --8<-- [start:imports]

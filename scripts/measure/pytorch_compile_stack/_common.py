@@ -606,6 +606,11 @@ METRICS = {
     "err_compiled": {"unit": "", "noise": 1.0, "fmt": ".1e", "check": False},
     "err_eager": {"unit": "", "noise": 1.0, "fmt": ".1e", "check": False},
     "warm_fxgraph_hits": {"unit": "hits", "noise": 0.0, "fmt": "d", "check": False},
+    "warm_fxgraph_misses": {"unit": "misses", "noise": 0.0, "fmt": "d", "check": False},
+    "cold_fxgraph_misses": {"unit": "misses", "noise": 0.0, "fmt": "d", "check": False},
+    "process_cold_s": {"unit": "s", "noise": 0.5, "better": "lower", "fmt": ".1f", "check": False},
+    "import_s": {"unit": "s", "noise": 0.5, "better": "lower", "fmt": ".1f", "check": False},
+    "warm_kernels_match": {"unit": "", "noise": 0.0},
     "tbps": {"unit": "TB/s", "noise": 0.1, "better": "higher", "fmt": ".2f"},
     "gbps": {"unit": "GB/s", "noise": 0.15, "better": "higher", "fmt": ".1f"},
 }

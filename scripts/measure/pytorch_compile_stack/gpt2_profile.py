@@ -14,8 +14,9 @@ each, in one process:
 
 The compiled result is checked against eager first. The profiled calls run back to back, without
 do_bench's L2 flush, so their GPU time is a breakdown, not a second measurement of the wall time.
-The CPU time one call takes on the host is measured too: while it stays below the GPU time of a
-call, the host is not what limits the block.
+The CPU time one call takes on the host is measured too, in the same rounds as the wall time (calls
+issued back to back without waiting for the GPU, few enough that the launch queue never fills):
+while it stays below the wall time of a call, the host is not what limits the block.
 
     python scripts/measure/pytorch_compile_stack/gpt2_profile.py [--out PATH] [--quick]
 """
@@ -108,9 +109,13 @@ def main(argv=None) -> int:
 
     sides = {"eager": runner.target, "compiled": compiled}
     wall = {k: [] for k in sides}
+    host = {k: [] for k in sides}
+    # wall time and host time in the same rounds, side by side: the two figures of one side are then
+    # taken under the same host load (measured apart, host time once came out above wall time)
     for _ in range(ROUNDS):
         for k, fn in sides.items():
             wall[k].append(C.bench_ms(runner, fn) * 1e3)
+            host[k].append(host_us(runner, fn, rounds=1))
     rows = []
     for impl, fn in sides.items():
         kernels = gpu_kernels(runner, fn, CALLS)
@@ -120,9 +125,13 @@ def main(argv=None) -> int:
         best = min(wall[impl])
         total = {"kind": "total", "impl": impl, "wall_us": best, "gpu_us": gpu_us,
                  # slowest round over the fastest: the call-to-call spread of this block
-                 "spread": max(wall[impl]) / best - 1, "host_us": host_us(runner, fn),
+                 "spread": max(wall[impl]) / best - 1, "host_us": sorted(host[impl])[ROUNDS // 2],
+                 "host_frac": sorted(h / w for h, w in zip(host[impl], wall[impl]))[ROUNDS // 2],
                  "launches": sum(launches.values()),
                  "vs_eager": min(wall["eager"]) / best}
+        ratios = sorted(e / c for e, c in zip(wall["eager"], wall[impl]))
+        if impl != "eager":   # round-to-round spread of the ratio: its noise for verdicts and the drift gate
+            total["vs_eager_spread"] = (ratios[-1] - ratios[0]) / ratios[len(ratios) // 2]
         rows.append(total)
         by_cat: dict[str, list[float]] = {}
         for name, us in per_call.items():
@@ -143,6 +152,8 @@ def main(argv=None) -> int:
         "spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
         # CPU time depends on the host and its load far more than GPU time does
         "host_us": {"unit": "µs", "noise": 0.5, "fmt": ".0f", "check": False},
+        # host time of a call over its wall time, median of the rounds (both taken in the same round)
+        "host_frac": {"unit": "", "noise": 0.5, "fmt": ".0%", "check": False},
         "us": {"unit": "µs", "noise": 0.15, "fmt": ".1f"},
         "launches": {"unit": "launches per call", "noise": 0, "fmt": ".0f"},
         "vs_eager": {"unit": "×", "noise": 0.1, "fmt": ".2f"},

@@ -1,182 +1,143 @@
 #!/usr/bin/env python3
-"""torch.compile against eager on one CUDA GPU: four workloads, three modes, one process.
+"""torch.compile against eager on one CUDA GPU: five workloads, default and reduce-overhead.
 
 Workloads (snippets/pytorch_compile_stack/models.py): a memory-bound chain of seven
 pointwise ops (fp32), an MLP with LayerNorm and GELU, a GPT-2 block forward, a ResNet
 convolution block (eval, NHWC), and the GPT-2 block forward+backward (bf16).
-Modes: default, reduce-overhead (CUDA graphs), max-autotune (GEMM/conv template
-search, coordinate-descent tuning of the generated kernels, and CUDA graphs).
+Modes: default and reduce-overhead (CUDA graphs). max-autotune compiles take tens of
+seconds to minutes per case and live in their own weekly dataset (gpu_autotune.py),
+measured the same way.
 
-Per case: cold compile (empty cache dir), correctness against eager and a float
-reference before any timing, do_bench median, peak memory of a steady-state call,
-memory held afterwards (CUDA graph pools), warm compile (same cache dir, nothing in
-memory), and the generated kernels read from Inductor's output code. Eager and
-default mode are also profiled to count the GPU operations one call launches.
+Every case (workload, mode) runs in two fresh processes (_case.py) that share one new,
+empty TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR:
+  cold  the first compile of the process into the empty cache (the FX graph, AOTAutograd
+        and Triton caches all miss), and the generated kernels from the output code;
+  warm  a new process with the cache the cold one filled: compile time, the kernels again
+        (read from the wrapper loaded from the cache), correctness against eager and a float
+        reference, then eager and compiled timed in turn for --rounds rounds (do_bench
+        medians; each side keeps its best round; the spread between rounds is recorded),
+        peak memory of a call, memory held between calls (CUDA graph pools).
+Both compile times include Inductor's one-time start-up in a new process, which is measured
+on its own (a two-op function, first compile of this process) and recorded as kind=startup.
+The case set is fixed: every case is measured in every run; a case that fails is recorded
+with its error, and a compiled case whose kernel list comes back empty stops the run
+before anything is written.
 
-Cases run in priority order (default, then reduce-overhead, then max-autotune);
-a case that would end after --budget-s seconds (estimated from the default-mode
-compile) is not started and is recorded as not measured (null), never guessed.
-
-    python scripts/measure/pytorch_compile_stack/gpu_workloads.py [--out PATH] [--budget-s 150] [--quick]
+    python scripts/measure/pytorch_compile_stack/gpu_workloads.py [--out PATH] [--rounds 3] [--quick]
+    python scripts/measure/pytorch_compile_stack/gpu_workloads.py --device cpu --quick --only pointwise
+        (the same orchestration on the CPU at tiny sizes: what the tests run; writes nothing)
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 420}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 300}
 
 import sys
 import time
-from pathlib import Path
 
 from sitekit import data  # noqa: E402
 
 from measure.pytorch_compile_stack import _common as C  # noqa: E402
 
 NAME = "pytorch_compile_stack/gpu_workloads"
+WORKLOADS = ("pointwise", "mlp", "gpt2_fwd", "conv", "gpt2_train")
+MODES = ("default", "reduce-overhead")
 
 
-REPAIRS = {
-    "launch_counts": ("launches of the last-defined generated kernel of each graph reduced by one: the parser "
-                      "at commit a762dcdba9fc also counted that kernel's own `def` line (fixed in kernels_in); "
-                      "the profiler's count for the pointwise chain (1 GPU operation) confirms the repaired value"),
-    "rename_speedup": ("metric 'speedup' renamed 'vs_eager': the site's labels are shared by all pages and "
-                       "'speedup' already means something else on another page"),
-}
+def measure(name: str, modes: tuple, doc: str, argv=None) -> int:
+    """The producer shared by gpu_workloads.py and gpu_autotune.py: same cases, other modes."""
+    ap = data.arg_parser(doc, name)
+    ap.add_argument("--rounds", type=int, default=3, help="timing rounds per case (default 3)")
+    ap.add_argument("--only", default=None, help=f"comma-separated workloads, for a smoke test only ({','.join(WORKLOADS)})")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="cpu runs the same orchestration at tiny sizes (needs --quick)")
+    args = ap.parse_args(argv)
+    if args.rounds < 2:
+        ap.error("--rounds must be at least 2 (a spread needs two rounds)")
+    if args.device == "cpu" and not args.quick:
+        ap.error("--device cpu is a smoke test of the orchestration: add --quick")
+    if args.only and not args.quick:
+        ap.error("--only would write a dataset with a partial case set: only with --quick")
+    wls = list(WORKLOADS)
+    if args.only:
+        want = args.only.split(",")
+        unknown = sorted(set(want) - set(WORKLOADS))
+        if unknown:
+            ap.error(f"unknown workload(s) {unknown}; known: {list(WORKLOADS)}")
+        wls = [w for w in WORKLOADS if w in want]
 
+    import torch
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit(f"{name}: needs a CUDA GPU (torch.cuda.is_available() is False); "
+                 "--device cpu --quick runs the orchestration on the CPU")
+    dev = torch.device(args.device)
+    size = "tiny" if args.quick else "gpu"
+    shapes = {w.name: w.extra["shape"] for w in C.workloads(dev, size)}
+    t_start = time.perf_counter()
+    rows, krows = [], []
+    first = C.first_compile_s(dev)
+    rows.append({"kind": "startup", "workload": "first_compile", "mode": "default", "compile_cold_s": first})
+    print(f"first compile in this process (Inductor's one-time start-up): {first:.1f} s", flush=True)
 
-def repair(path: Path) -> None:
-    """Correct a dataset written at commit a762dcdba9fc (see REPAIRS); each step is applied once."""
-    import json
-    import re
-    ds = json.loads(path.read_text())
-    if ds["provenance"]["commit"] != "a762dcdba9fc":
-        sys.exit(f"{path}: only the dataset of commit a762dcdba9fc needs these repairs")
-    done = ds.setdefault("repairs", {})
-    if isinstance(done, str):                       # first form of the record: the launch-count note
-        done = ds["repairs"] = {"launch_counts": done}
-    if "launch_counts" not in done:
-        groups: dict = {}
-        for r in ds["rows"]:
-            if r.get("kind") == "kernel" and not r["kernel"].startswith(("extern_kernels", "torch.ops", "aten.")):
-                groups.setdefault((r["workload"], r["mode"], r["graph"]), []).append(r)
-        for rs in groups.values():
-            last = max(rs, key=lambda r: int(re.search(r"_(\d+)$", r["kernel"]).group(1)))
-            last["launches"] -= 1
-        for r in ds["rows"]:
-            if r.get("kind") == "timing" and r.get("kernels") is not None:
-                r["kernels"] = sum(k["launches"] for key, ks in groups.items() for k in ks
-                                   if key[:2] == (r["workload"], r["mode"]))
-        done["launch_counts"] = REPAIRS["launch_counts"]
-    if "rename_speedup" not in done:
-        for r in ds["rows"]:
-            if "speedup" in r:
-                r["vs_eager"] = r.pop("speedup")
-        ds["metrics"]["vs_eager"] = ds["metrics"].pop("speedup")
-        done["rename_speedup"] = REPAIRS["rename_speedup"]
-    data.write(data.validate(ds, str(path)), path)
-    print("repaired", path, sorted(done))
+    if dev.type == "cuda":   # the ceiling the pointwise chain is held against: a device-to-device copy
+        from triton.testing import do_bench
+        n = 1 << 28
+        src = torch.randn(n // 4, device=dev)
+        dst = torch.empty_like(src)
+        dst.copy_(src)
+        assert torch.equal(dst, src)
+        ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=150, return_mode="median")
+        rows.append({"kind": "ceiling", "workload": "copy", "mode": "torch", "tbps": 2 * n / ms / 1e9, "ms": ms})
+        del src, dst
+    bytes_min = {w.name: w.bytes_min for w in C.workloads(dev, size) if w.bytes_min}
+
+    for wl in wls:
+        for mode in modes:
+            t0 = time.perf_counter()
+            try:
+                res = C.run_case(wl, mode, size=size, device=args.device, rounds=args.rounds)
+                row, k = C.case_rows(res, shapes[wl])
+            except C.NoKernels:
+                raise
+            except Exception as e:   # recorded with its error; the case stays in the set
+                msg = f"{type(e).__name__}: {str(e)[:300]}"
+                print(f"{wl:<11} {mode:<15} FAILED {msg}", file=sys.stderr, flush=True)
+                rows.append({"kind": "timing", "workload": wl, "mode": mode, "shape": shapes[wl], "error": msg})
+                continue
+            if wl in bytes_min and row.get("ms"):
+                row["tbps"] = bytes_min[wl] / row["ms"] / 1e9
+            if mode == modes[0] and row.get("eager_ms") is not None:   # eager's own row, from this case's rounds
+                warm = res["warm"]
+                erow = {"kind": "timing", "workload": wl, "mode": "eager", "shape": shapes[wl],
+                        "ms": warm["eager_ms"], "ms_spread": warm["eager_ms_spread"],
+                        "peak_mib": warm.get("eager_peak_mib")}
+                if warm.get("eager_gpu_ops") is not None:
+                    erow["gpu_ops"] = warm["eager_gpu_ops"]
+                if wl in bytes_min:
+                    erow["tbps"] = bytes_min[wl] / erow["ms"] / 1e9
+                rows.append(erow)
+            rows.append(row)
+            krows += k
+            print(f"{wl:<11} {mode:<15} {row.get('ms') or float('nan'):8.3f} ms  x{row.get('vs_eager') or float('nan'):5.2f}"
+                  f" (spread {row.get('vs_eager_spread') or 0:.1%})  cold {row['compile_cold_s']:6.1f} s  "
+                  f"warm {row['compile_warm_s']:5.1f} s  hits {row['warm_fxgraph_hits']}  ok={row.get('correct')}  "
+                  f"kernels={row['kernels']}+{row['extern_calls']} match={row['warm_kernels_match']}  "
+                  f"[{time.perf_counter() - t0:.0f} s]", flush=True)
+
+    rows = [C.clean(r) for r in rows + krows]
+    C.require_kernels(rows)
+    import os
+    ds = data.new(name, C.METRICS, rows, argv=[sys.argv[0], *(argv if argv is not None else sys.argv[1:])],
+                  cpu_count=os.cpu_count(), rounds=args.rounds, wall_s=round(time.perf_counter() - t_start, 1),
+                  method="each (workload, mode) compiled cold, then warm, each in a fresh process with its own "
+                         "new TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR (scripts/measure/pytorch_compile_stack/_case.py)")
+    bad = [f"{r['workload']}/{r['mode']}" for r in rows if r.get("correct") is False]
+    if bad:
+        print(f"compiled results that disagree with eager (kept as not met, not timed): {bad}", file=sys.stderr)
+    return data.save(ds, args.out, quick=args.quick)
 
 
 def main(argv=None) -> int:
-    ap = data.arg_parser(__doc__, NAME)
-    ap.add_argument("--budget-s", type=float, default=300.0,
-                    help="start no case that would end after this many seconds (default 300)")
-    ap.add_argument("--only", default=None,
-                    help="comma-separated workloads to run (pointwise,mlp,gpt2_fwd,conv,gpt2_train)")
-    ap.add_argument("--repair", type=Path, metavar="JSON",
-                    help="apply the documented repairs to the dataset of commit a762dcdba9fc, then exit (no GPU needed)")
-    args = ap.parse_args(argv)
-    if args.repair:
-        repair(args.repair)
-        return 0
-    if args.budget_s <= 0:
-        ap.error("--budget-s must be positive")
-
-    import torch
-    if not torch.cuda.is_available():
-        sys.exit("pytorch_compile_stack_gpu: needs a CUDA GPU (torch.cuda.is_available() is False)")
-    dev = torch.device("cuda")
-    t_start = time.perf_counter()
-    wls = C.workloads(dev, "tiny" if args.quick else "gpu")
-    if args.only:
-        want = args.only.split(",")
-        unknown = sorted(set(want) - {w.name for w in wls})
-        if unknown:
-            ap.error(f"unknown workload(s) {unknown}; known: {[w.name for w in wls]}")
-        wls = [w for w in wls if w.name in want]
-
-    rows, krows = [], []
-    runners, eager_ms = {}, {}
-    copy_tbps = None
-    first = C.first_compile_s(dev)
-    rows.append({"kind": "startup", "workload": "first_compile", "mode": "default", "compile_cold_s": first})
-    print(f"first compile in this process (one-time cost, kept out of every case): {first:.1f} s", flush=True)
-
-    # The ceiling the pointwise chain is held against: a device-to-device copy, same run.
-    n = 1 << 28
-    src = torch.randn(n // 4, device=dev)
-    dst = torch.empty_like(src)
-    from triton.testing import do_bench
-    dst.copy_(src)
-    assert torch.equal(dst, src)
-    ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=150, return_mode="median")
-    copy_tbps = 2 * n / ms / 1e9
-    rows.append({"kind": "ceiling", "workload": "copy", "mode": "torch", "tbps": copy_tbps, "ms": ms})
-    del src, dst
-
-    for wl in wls:
-        r = C.Runner(wl, dev)
-        runners[wl.name] = r
-        row = C.measure_eager(r, count_ops=True)
-        row["shape"] = wl.extra["shape"]
-        if wl.bytes_min:
-            row["tbps"] = wl.bytes_min / row["ms"] / 1e9
-        eager_ms[wl.name] = row["ms"]
-        rows.append(row)
-        print(f"{wl.name:<11} eager        {row['ms']:8.3f} ms", flush=True)
-
-    cold_default = {}
-    for mode in C.MODES:
-        for wl in wls:
-            elapsed = time.perf_counter() - t_start
-            # a max-autotune compile costs several default ones: don't start what cannot finish
-            # (seen on the H200: max-autotune took 30-65x the default compile, GEMM benchmarking mostly)
-            guess = cold_default.get(wl.name, 3.0) * (40 if mode == "max-autotune" else 1.5)
-            if elapsed + guess > args.budget_s:
-                print(f"{wl.name:<11} {mode:<15} skipped: {elapsed:.0f} s spent, ~{guess:.0f} s more "
-                      f"would pass the {args.budget_s:.0f} s budget", flush=True)
-                rows.append({"kind": "timing", "workload": wl.name, "mode": mode, "shape": wl.extra["shape"],
-                             "ms": None, "vs_eager": None, "compile_cold_s": None})
-                continue
-            try:
-                row, k = C.measure_compiled(runners[wl.name], mode, eager_ms[wl.name], count_ops=(mode == "default"))
-            except Exception as e:   # record the failure and go on: one broken case must not lose the others
-                msg = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-                print(f"{wl.name:<11} {mode:<15} FAILED {msg}", file=sys.stderr, flush=True)
-                rows.append({"kind": "timing", "workload": wl.name, "mode": mode, "shape": wl.extra["shape"],
-                             "ms": None, "vs_eager": None, "compile_cold_s": None, "error": msg})
-                C.reset_compiler()
-                continue
-            row["shape"] = wl.extra["shape"]
-            if wl.bytes_min and row.get("ms"):
-                row["tbps"] = wl.bytes_min / row["ms"] / 1e9
-            if mode == "default":
-                cold_default[wl.name] = row["compile_cold_s"]
-            rows.append(row)
-            krows += k
-            print(f"{wl.name:<11} {mode:<15} {row.get('ms') or float('nan'):8.3f} ms  "
-                  f"x{row.get('vs_eager') or float('nan'):5.2f}  cold {row['compile_cold_s']:6.1f} s  "
-                  f"warm {row['compile_warm_s']:5.1f} s  ok={row['correct']}  "
-                  f"kernels={row['kernels']}+{row['extern_calls']}  peak={row.get('peak_mib') or 0:.0f} "
-                  f"held={row['held_mib']:.0f} MiB", flush=True)
-
-    bad = [f"{r['workload']}/{r['mode']}" for r in rows if r.get("correct") is False]
-    rows = [C.clean(r) for r in rows + krows]
-    ds = data.new(NAME, C.METRICS, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
-                  budget_s=args.budget_s, wall_s=round(time.perf_counter() - t_start, 1))
-    data.save(ds, args.out, quick=args.quick)
-    if bad:
-        print(f"compiled results that disagree with eager (kept as not met, not timed): {bad}", file=sys.stderr)
-    return 0
+    return measure(NAME, MODES, __doc__, argv)
 
 
 if __name__ == "__main__":
