@@ -12,6 +12,7 @@ and the Triton kernel is checked against that step on tiny grids through the int
 from __future__ import annotations
 
 import math
+
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,78 @@ def test_block_sizes_fit_the_loops():
         m1, n1 = cfg["DKDV"]
         m2, n2 = cfg["DQ"]
         assert n1 % m1 == 0 and m2 % n2 == 0, d
+
+
+# ---------------------------------------------------------------- lattice Boltzmann
+
+lbm = _load("lbm", True)
+
+
+@pytest.fixture
+def one_thread():
+    """Grids of a few thousand cells: torch's CPU threads cost more than they save (and CI has 2 cores)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.mark.parametrize("lattice, shape, periodic, u_lid", [
+    ("D2Q9", (12, 10), (False, False, True), 0.1),     # cavity: walls, lid
+    ("D2Q9", (9, 8), (True, True, True), 0.0),         # fully periodic
+    ("D3Q19", (6, 5, 4), (False, False, False), 0.1),  # 3-D cavity
+    ("D3Q19", (5, 4, 6), (True, False, True), 0.05),   # channel: periodic x and z, walls in y
+])
+def test_triton_step_matches_torch_step(lattice, shape, periodic, u_lid):
+    assert lbm.check_kernel_against_torch(getattr(lbm, lattice), shape, periodic, u_lid) < 1e-6
+
+
+def test_taylor_green_error_and_second_order_convergence(one_thread):
+    errs = {n: lbm.taylor_green(n, backend="torch", device="cpu") for n in (16, 32, 64)}
+    assert errs[64] < 0.01, errs
+    for a, b in ((16, 32), (32, 64)):
+        order = math.log2(errs[a] / errs[b])
+        assert 1.8 < order < 2.2, (a, b, order, errs)
+
+
+def test_taylor_green_d3q19_agrees_with_d2q9(one_thread):
+    e2 = lbm.taylor_green(16, backend="torch", device="cpu")
+    e3 = lbm.taylor_green(16, lattice=lbm.D3Q19, backend="torch", device="cpu", nz=2)
+    assert abs(e3 - e2) < 0.05 * e2, (e2, e3)
+
+
+def test_cavity_re100_against_ghia(one_thread):
+    r = lbm.cavity(100, 32, 0.1, tol=1e-5, check_every=250, backend="torch", device="cpu")
+    assert r["ghia_dev_u"] < 0.02 and r["ghia_dev_v"] < 0.02, (r["ghia_dev_u"], r["ghia_dev_v"], r["steps"])
+
+
+def test_ghia_tables_are_the_published_re100_columns():
+    """17 points each, walls at both ends, and the extrema of Table I/II at Re = 100."""
+    for table, top in ((lbm.GHIA_RE100_U, 1.0), (lbm.GHIA_RE100_V, 0.0)):
+        assert len(table) == 17 and table[0] == (1.0, top) and table[-1] == (0.0, 0.0)
+    assert min(v for _, v in lbm.GHIA_RE100_U) == -0.21090
+    assert min(v for _, v in lbm.GHIA_RE100_V) == -0.24533 and max(v for _, v in lbm.GHIA_RE100_V) == 0.17527
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--re", "1000", "--n", "32"], "too close to 0.5"),
+    (["--u-lid", "0.3"], "Mach"),
+    (["--n", "4"], "n >= 8"),
+    (["--steps", "0"], "at least 1"),
+])
+def test_cli_refuses_unstable_or_bad_parameters(args, message, capsys):
+    import sys
+    sys.path.insert(0, str(SNIPPETS))
+    solve = _load("solve", True)
+    with pytest.raises(SystemExit) as e:
+        solve.main(["--case", "cavity", *args])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_lbm_refuses_bad_setups():
+    with pytest.raises(ValueError, match="tau must exceed 0.5"):
+        lbm.LBM(lbm.D2Q9, (8, 8), 0.5)
+    with pytest.raises(ValueError, match="shape must be"):
+        lbm.LBM(lbm.D2Q9, (8, 0), 0.8)
+    with pytest.raises(ValueError, match="backend must be"):
+        lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="numpy")
