@@ -263,3 +263,44 @@ def test_no_libcuda():
     libcuda_dirs.cache_clear()
     with pytest.raises(AssertionError, match="libcuda.so cannot found!"):
         libcuda_dirs()
+
+
+# -- sentences of the page that compare measured values (issue 10: claims checked against data) ----
+
+def _vector_add_rows():
+    import json
+    ds = json.loads((ROOT / "data" / "triton_getting_started" / "vector_add.json").read_text())
+    return ds["rows"]
+
+
+def test_flat_region_of_the_tuning_table():
+    """The page: 'From BLOCK_SIZE=256 up, whenever each thread gets between 2 and 128 elements, every
+    configuration is within a few percent of the others and of torch.add.' A few percent = 5 %."""
+    rows = _vector_add_rows()
+    torch_gbps = next(r["torch_gbps"] for r in rows if r["kind"] == "target" and r["dtype"] == "fp32")
+    flat = [r for r in rows if r["kind"] == "resources" and r["block_size"] >= 256
+            and 2 <= r["elems_per_thread"] <= 128]
+    assert len(flat) >= 20
+    off = {(r["block_size"], r["num_warps"]): round(r["gbps"] / torch_gbps, 3) for r in flat
+           if abs(r["gbps"] / torch_gbps - 1) > 0.05}
+    assert not off, f"cells more than 5 % from torch.add: {off}; rewrite 'Most of the table is flat'"
+
+
+def test_fp16_runs_like_fp32_at_half_the_block():
+    """The page: the fp16 row at BLOCK_SIZE=256 'runs at the same speed as' fp32 at BLOCK_SIZE=128,
+    4 warps (the same bytes per program), within the dataset's noise for a bandwidth."""
+    rows = _vector_add_rows()
+    fp16 = next(r["triton_gbps"] for r in rows if r["kind"] == "target" and r["dtype"] == "fp16")
+    fp32_128 = next(r["gbps"] for r in rows if r["kind"] == "resources"
+                    and r["block_size"] == 128 and r["num_warps"] == 4)
+    assert abs(fp16 / fp32_128 - 1) <= 0.15, (fp16, fp32_128)
+
+
+def test_do_bench_interface_the_page_describes():
+    """The page: warmup/rep are milliseconds, and do_bench returns the mean unless asked (Triton 3.6)."""
+    import inspect
+    from triton.testing import do_bench
+    params = inspect.signature(do_bench).parameters
+    assert params["warmup"].default == 25 and params["rep"].default == 100
+    assert params["return_mode"].default == "mean"
+    assert "(in ms)" in do_bench.__doc__
