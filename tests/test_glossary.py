@@ -67,6 +67,8 @@ def test_terms_file_is_well_formed():
 @pytest.mark.parametrize("page", ZH_PAGES, ids=lambda p: p.name)
 def test_zh_page_uses_the_glossary_terms(page):
     text = prose(page.read_text(encoding="utf-8"))
+    if page.name == "glossary.md":                 # the glossary names rejected variants, in quotes
+        text = QUOTED.sub("", text)
     problems = []
     for n, line in enumerate(text.splitlines(), 1):
         for t in TERMS:
