@@ -61,10 +61,10 @@ def main(argv=None) -> int:
         for kind in ("seq", "iomp"):
             pc = c.run(["pkg-config", "--cflags", "--libs", f"mkl-dynamic-lp64-{kind}"], work).split()
             flags[kind] = c.build(["gcc"], "dgemm.c", f"dgemm_{kind}", work, pc)
-        impls = {("mkl", 1): ([str(flags["seq"])], {}),
-                 ("mkl", 2): ([str(flags["iomp"])], {"MKL_NUM_THREADS": "2"}),
-                 ("openblas", 1): ([sys.executable, "-c", NUMPY], {"OPENBLAS_NUM_THREADS": "1"}),
-                 ("openblas", 2): ([sys.executable, "-c", NUMPY], {"OPENBLAS_NUM_THREADS": "2"})}
+        impls = {("blas_mkl", 1): ([str(flags["seq"])], {}),
+                 ("blas_mkl", 2): ([str(flags["iomp"])], {"MKL_NUM_THREADS": "2"}),
+                 ("blas_openblas", 1): ([sys.executable, "-c", NUMPY], {"OPENBLAS_NUM_THREADS": "1"}),
+                 ("blas_openblas", 2): ([sys.executable, "-c", NUMPY], {"OPENBLAS_NUM_THREADS": "2"})}
         seen: dict[tuple, list[float]] = {}
         loads = []
         for _ in range(rounds):
@@ -77,9 +77,9 @@ def main(argv=None) -> int:
                         raise SystemExit(f"{key} n={n} failed:\n{p.stderr[-2000:]}")
                     seen.setdefault((*key, n), []).append(float(p.stdout.strip().split(",")[2]))
     rows = []
-    for (impl, threads, n), g in sorted(seen.items()):
+    for (blas, threads, n), g in sorted(seen.items()):
         best = max(g)
-        rows.append({"impl": impl, "threads": threads, "n": n, "gflops": best,
+        rows.append({"blas": blas, "threads": threads, "matrix_n": n, "gflops": best,
                      "gflops_spread": round((best - min(g)) / best, 3)})
     metrics = {"gflops": {"unit": "GFLOP/s", "noise": 0.3, "better": "higher", "fmt": ".1f", "check": False}}
     ds = data.new(NAME, metrics, rows, rounds=rounds, loadavg_1min=loads, numpy_blas=numpy_blas(),

@@ -27,7 +27,7 @@ def parse_bench(out: str, mpi: str) -> list[dict]:
     rows = []
     for line in out.splitlines():
         test, nbytes, usec, mbps = line.split(",")
-        rows.append({"test": test, "mpi": mpi, "program": "bench_c", "bytes": int(nbytes),
+        rows.append({"mpi_test": f"mpi_{test}", "mpi": mpi, "mpi_program": "prog_bench_c", "bytes": int(nbytes),
                      "usec": float(usec), "mbps": float(mbps)})
     return rows
 
@@ -44,7 +44,7 @@ def parse_imb(out: str) -> list[dict]:
             if nbytes == 0:
                 continue
             usec = float(f[2]) if test == "pingpong" else float(f[4])   # Allreduce: t_avg over ranks
-            rows.append({"test": test, "mpi": "impi", "program": "imb", "bytes": nbytes,
+            rows.append({"mpi_test": f"mpi_{test}", "mpi": "impi", "mpi_program": "prog_imb", "bytes": nbytes,
                          "usec": usec, "mbps": round(nbytes / usec, 1)})
     return rows
 
@@ -76,12 +76,13 @@ def main(argv=None) -> int:
             got += parse_imb(c.run(["mpiexec", "-n", "2", "IMB-MPI1", "-msglog", msglog, "-iter", str(iters),
                                     "-iter_policy", "off", "PingPong", "Allreduce"], work))
             for r in got:
-                runs.setdefault((r["test"], r["mpi"], r["program"], r["bytes"]), []).append(r)
+                runs.setdefault((r["mpi_test"], r["mpi"], r["mpi_program"], r["bytes"]), []).append(r)
     rows = []
     for (test, mpi, program, nbytes), rs in sorted(runs.items()):
         ts = [r["usec"] for r in rs]
         best = min(ts)
-        rows.append({"test": test, "mpi": mpi, "program": program, "bytes": nbytes, "usec": best,
+        rows.append({"mpi_test": test, "mpi": mpi, "mpi_program": program,
+                     "mpi_series": f"{mpi}_{program.removeprefix('prog_')}", "bytes": nbytes, "usec": best,
                      "mbps": round(nbytes / best, 1), "usec_spread": round((max(ts) - best) / best, 3)})
     metrics = {
         "usec": {"unit": "µs", "noise": 0.5, "better": "lower", "fmt": ".2f", "check": False},
