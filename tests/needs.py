@@ -50,12 +50,29 @@ def _network() -> bool:
 
 
 # need -> (checker, what to tell the reader when it is missing)
+def _oneapi_wheels() -> bool:
+    # Intel MPI, oneMKL and the SYCL CPU runtime of requirements-oneapi.txt, in this Python's prefix
+    lib = os.path.join(sys.prefix, "lib")
+    return os.path.isfile(os.path.join(sys.prefix, "bin", "mpiexec.hydra")) and all(
+        os.path.isfile(os.path.join(lib, f)) for f in ("libmpi.so.12", "libmkl_core.so.2", "libintelocl.so"))
+
+
+@functools.lru_cache(maxsize=None)
+def _intel_gpu() -> bool:
+    out = subprocess.run([sys.executable, "-c", "import dpctl; print(len(dpctl.get_devices(backend='level_zero', "
+                          "device_type='gpu')))"], capture_output=True, text=True)
+    return out.stdout.strip() not in ("", "0")
+
+
 CHECKS = {
     "gpu": (_cuda, "a CUDA GPU (torch.cuda.is_available() is False)"),
     "nvcc": (_nvcc, "nvcc (pip install -r requirements-cuda.txt, or a CUDA toolkit on PATH)"),
     "mlir-opt": (_mlir, "mlir-opt 22 (pip install -r requirements-mlir.txt, or on PATH)"),
     "mpirun": (_tool("mpirun"), "an MPI launcher (mpirun) on PATH"),
     "network": (_network, "network access"),
+    "oneapi-wheels": (_oneapi_wheels, "Intel MPI, oneMKL and SYCL wheels (pip install -r requirements-oneapi.txt)"),
+    "openmpi": (_tool("mpirun.openmpi"), "Open MPI from Debian (apt-get install openmpi-bin libopenmpi-dev)"),
+    "intel-gpu": (_intel_gpu, "an Intel GPU with its Level Zero driver"),
 }
 
 
