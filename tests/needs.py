@@ -54,7 +54,7 @@ def _oneapi_wheels() -> bool:
     # Intel MPI, oneMKL and the SYCL CPU runtime of requirements-oneapi.txt, in this Python's prefix
     lib = os.path.join(sys.prefix, "lib")
     return os.path.isfile(os.path.join(sys.prefix, "bin", "mpiexec.hydra")) and all(
-        os.path.isfile(os.path.join(lib, f)) for f in ("libmpi.so.12", "libmkl_core.so.2", "libintelocl.so"))
+        os.path.isfile(os.path.join(lib, f)) for f in ("libmpi.so.12", "libmkl_core.so.3", "libintelocl.so"))
 
 
 @functools.lru_cache(maxsize=None)
