@@ -304,3 +304,13 @@ def test_do_bench_interface_the_page_describes():
     assert params["warmup"].default == 25 and params["rep"].default == 100
     assert params["return_mode"].default == "mean"
     assert "(in ms)" in do_bench.__doc__
+
+
+def test_sizes_above_2_24_meet():
+    """The page: 'Above 2^24 elements the lines meet' (every Triton block size within 5 % of torch.add)."""
+    rows = [r for r in _vector_add_rows() if r["kind"] == "sweep" and r["n"] > 2**24]
+    torch_at = {r["n"]: r["gbps"] for r in rows if r["impl"] == "torch_add"}
+    assert torch_at
+    off = {(r["n"], r["impl"]): round(r["gbps"] / torch_at[r["n"]], 3) for r in rows
+           if r["impl"].startswith("triton") and abs(r["gbps"] / torch_at[r["n"]] - 1) > 0.05}
+    assert not off, f"Triton more than 5 % from torch.add above 2^24: {off}; rewrite 'the lines meet'"
