@@ -29,7 +29,7 @@ def _load(name: str, interpret: bool):
     return snippet_loader.load(SNIPPETS / f"{name}.py", f"tkp_test_{name}_{int(interpret)}", interpret)
 
 
-g, sm, fa, va = (_load(n, True) for n in ("gemm", "softmax", "flash_attention", "vector_add"))
+g, sm, fa, va, lin = (_load(n, True) for n in ("gemm", "softmax", "flash_attention", "vector_add", "linear"))
 HAS_GPU = torch.cuda.is_available()
 
 
@@ -159,6 +159,55 @@ def test_attention_rejects_bad_input(shapes, dtypes, message):
         fa.attention(q, k, v)
 
 
+# -- inference GEMM and FP8 ---------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("swap", [False, True], ids=["plain", "swap_ab"])
+@pytest.mark.parametrize("split", [1, 3], ids=["one", "split_k"])
+def test_linear_kernel_ragged(dtype, swap, split):
+    for M, N, K in ((1, 40, 96), (5, 33, 200), (17, 70, 64)):
+        lin.check(lin.linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+
+
+def test_linear_entry_point_and_batch_dims():
+    lin.check(lin.linear, torch.float16, 3, 50, 72)
+    x = torch.randn(2, 3, 64, dtype=torch.float16)
+    w = torch.randn(24, 64, dtype=torch.float16)
+    y = lin.linear(x, w)
+    assert y.shape == (2, 3, 24)
+    torch.testing.assert_close(y.float(), x.float() @ w.float().t(), rtol=2e-2, atol=2e-2)
+    assert lin.linear_config(5, 4096, 4096) == lin.LINEAR_CONFIGS[(8, 4096, 4096)]   # M rounds up to its bucket
+    assert lin.linear_config(129, 4096, 4096) is None                                 # large M: the big tiles
+
+
+@pytest.mark.parametrize("per_row", [False, True], ids=["per_tensor", "per_row"])
+def test_fp8_linear(per_row):
+    for M, N, K, split in ((1, 48, 96, 1), (19, 40, 160, 3)):
+        lin.check_fp8(lin.linear_splitk, M, N, K, per_row, SPLIT_K=split, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+    lin.check_fp8(lin.linear_fp8, 7, 64, 128, per_row)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((torch.randn(4, 5, dtype=torch.float16), torch.randn(6, 4, dtype=torch.float16)), "need x \\(M, K\\) and W \\(N, K\\)"),
+    ((torch.randn(4, 5, dtype=torch.float16), torch.randn(6, 5, dtype=torch.bfloat16)), "share one dtype"),
+    ((torch.randn(4, 5), torch.randn(6, 5)), "share one dtype"),
+    ((torch.randn(4, 5, dtype=torch.float16), torch.randn(5, 6, dtype=torch.float16).t()), "unit stride along K"),
+])
+def test_linear_rejects_bad_input(args, message):
+    with pytest.raises(ValueError, match=message):
+        lin.linear_splitk(*args)
+
+
+def test_fp8_needs_scales():
+    q = torch.randn(4, 32).to(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="need x_scale and w_scale"):
+        lin.linear_splitk(q, q)
+    with pytest.raises(ValueError, match="1 or 4 values"):
+        lin.linear_splitk(q, q, torch.ones(3), torch.ones(1))
+    with pytest.raises(RuntimeError, match="needs a Hopper"):
+        lin.matmul_fp8_tma(q, q, torch.ones(1), torch.ones(1))
+
+
 # -- vector add ---------------------------------------------------------------------------
 
 def test_vector_add_ragged_and_errors():
@@ -211,22 +260,65 @@ def test_chosen_configs_use_hopper_paths_without_spills(resources):
         assert r["warps"] == c["num_warps"] * (3 if c["WARP_SPEC"] else 1), r   # warp specialization took
 
 
-def test_fused_launch_settings_are_the_sweeps_fastest_within_noise():
-    """fused_launch() in the snippet is code, chosen from data/triton_kernel_practice/softmax_launch.json:
-    for every swept row width its setting must time within the dataset's noise of the fastest one."""
-    import triton
-    ds = json.loads((ROOT / "data" / "triton_kernel_practice" / "softmax_launch.json").read_text())
+def _ds(name):
+    return json.loads((ROOT / "data" / "triton_kernel_practice" / f"{name}.json").read_text())
+
+
+def test_fused_launch_settings_are_the_width_sweeps_fastest_within_noise():
+    """FUSED_LAUNCH in softmax.py is code chosen from softmax_widths.json: at every swept (N, rows) the
+    setting fused_launch() picks must have been timed, within the noise (or the rows' own spread) of the
+    fastest setting."""
+    ds = _ds("softmax_widths")
     noise = ds["metrics"]["tbps"]["noise"]
-    sweep = [r for r in ds["rows"] if r["table"] == "sweep"]
-    for N in sorted({r["N"] for r in sweep}):
-        here = [r for r in sweep if r["N"] == N]
-        rows_per, warps = sm.fused_launch(triton.next_power_of_2(N))
+    sweep = [r for r in ds["rows"] if r["table"] == "fused" and r["impl"] == "fused"]
+    for N, M in sorted({(r["N"], r["M"]) for r in sweep}):
+        here = [r for r in sweep if (r["N"], r["M"]) == (N, M)]
+        rows_per, warps = sm.fused_launch(N, M)
         chosen = [r for r in here if (r["ROWS"], r["num_warps"]) == (rows_per, warps)]
-        assert chosen, f"N={N}: fused_launch() picks ROWS={rows_per}, num_warps={warps}, which the sweep never timed"
+        assert chosen, f"N={N}, M={M}: fused_launch() picks ROWS={rows_per}, num_warps={warps}, never timed"
         best = max(here, key=lambda r: r["tbps"])
-        assert chosen[0]["tbps"] >= (1 - noise) * best["tbps"], (
-            f"N={N}: fused_launch() picks ROWS={rows_per}, num_warps={warps} at {chosen[0]['tbps']:.2f} TB/s; "
-            f"the sweep's fastest is ROWS={best['ROWS']}, num_warps={best['num_warps']} at {best['tbps']:.2f} TB/s")
+        tol = max(noise, chosen[0]["tbps_spread"], best["tbps_spread"])
+        assert chosen[0]["tbps"] >= (1 - tol) * best["tbps"], (N, M, chosen[0]["config"], best["config"])
+
+
+def test_softmax_dispatcher_switches_where_the_sweep_says():
+    """softmax() keeps rows up to FUSED_MAX_BLOCK in the fused kernel: there the fused kernel must be at
+    least as fast as the best streamed configuration, and beyond it the streamed default must be."""
+    ds = _ds("softmax_widths")
+    rows = [r for r in ds["rows"] if r["table"] == "online"]
+    for N in sorted({r["N"] for r in rows}):
+        fused = next(r for r in rows if r["N"] == N and r["config"] == "fused default")
+        online = [r for r in rows if r["N"] == N and r["impl"] == "online"]
+        default = next(r for r in online if (r["BLOCK"], r["num_warps"], r["programs_per_sm"]) == (8192, 16, 4))
+        assert default["tbps"] >= (1 - ds["metrics"]["tbps"]["noise"]) * max(r["tbps"] for r in online), N
+        if N <= sm.FUSED_MAX_BLOCK:
+            assert fused["tbps"] >= max(r["tbps"] for r in online), f"N={N}: the online kernel is faster"
+        else:
+            assert default["tbps"] >= fused["tbps"], f"N={N}: the fused kernel is faster than the streamed default"
+
+
+def test_linear_choices_are_the_inference_sweeps_fastest():
+    """LINEAR_CONFIGS in linear.py is code chosen from inference_sweep.json: for every swept cell the
+    setting linear() uses must have been timed, within noise of the fastest Triton setting there."""
+    ds = _ds("inference_sweep")
+    noise = ds["metrics"]["ratio_cublas"]["noise"]
+    sweep = [r for r in ds["rows"] if r["table"] == "sweep" and r["impl"] not in ("cublas", "tma_large")]
+    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K")
+    for M, N, K in sorted({(r["M"], r["N"], r["K"]) for r in sweep}):
+        here = [r for r in sweep if (r["M"], r["N"], r["K"]) == (M, N, K)]
+        cfg = lin.linear_config(M, N, K)
+        chosen = [r for r in here if all(r[k] == cfg[k] for k in keys)]
+        assert chosen, f"M={M} N={N} K={K}: linear() uses {cfg}, never timed"
+        best = max(here, key=lambda r: r["ratio_cublas"])
+        assert chosen[0]["ratio_cublas"] >= (1 - noise) * best["ratio_cublas"], (M, N, K, chosen[0]["config"], best["config"])
+
+
+def test_attention_configs_without_warp_specialization():
+    """Warp specialization is off in every shipped configuration (Triton 3.6 documents it for Blackwell)."""
+    assert not any(c["WARP_SPEC"] for c in fa.ATTN_CONFIGS.values())
+    q = torch.randn(1, 1, 40, 16, dtype=torch.float16)
+    with pytest.raises(ValueError, match="only for the unmasked loop"):
+        fa.attention(q, q, q, causal=True, WARP_SPEC=True)
 
 
 def test_tma_config_is_the_tuning_tables_fastest_within_noise():
