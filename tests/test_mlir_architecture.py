@@ -16,10 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import needs
 import numpy as np
 import pytest
-
-import needs
 from sitekit import DATA, DOCS, ROOT
 from sitekit.pages import blocks
 
@@ -47,28 +46,23 @@ def _diff(a: str, b: str, name: str) -> str:
 
 # ----------------------------------------------------------------------------- regeneration
 
-@pytest.fixture(scope="module")
-def regenerated(tmp_path_factory):
+def test_samples_regenerate(tmp_path):
+    """One test (not one per sample): under xdist each worker would otherwise regenerate them all."""
     _need_mlir()
-    out = tmp_path_factory.mktemp("mlir_ir")
-    p = subprocess.run([sys.executable, str(PRODUCER), "--ir-dir", str(out), "--out", str(out / "ir_samples.json")],
+    p = subprocess.run([sys.executable, str(PRODUCER), "--ir-dir", str(tmp_path), "--out", str(tmp_path / "m.json")],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
-    return out
-
-
-@pytest.mark.parametrize("name", sorted(ir_samples.SOURCES))
-def test_sample_regenerates(regenerated, name):
-    committed = (IR / f"{name}.txt").read_text(encoding="utf-8")
-    fresh = (regenerated / f"{name}.txt").read_text(encoding="utf-8")
-    if name in ir_samples.VOLATILE:
-        committed, fresh = ir_samples.mask_numbers(committed), ir_samples.mask_numbers(fresh)
-    assert committed == fresh, _diff(committed, fresh, f"data/mlir_architecture/ir/{name}.txt")
-
-
-def test_manifest_regenerates(regenerated):
-    rows = lambda p: json.loads(p.read_text(encoding="utf-8"))["rows"]  # noqa: E731
-    assert rows(regenerated / "ir_samples.json") == rows(DATA / "mlir_architecture" / "ir_samples.json")
+    problems = []
+    for name in sorted(ir_samples.SOURCES):
+        committed = (IR / f"{name}.txt").read_text(encoding="utf-8")
+        fresh = (tmp_path / f"{name}.txt").read_text(encoding="utf-8")
+        if name in ir_samples.VOLATILE:
+            committed, fresh = ir_samples.mask_numbers(committed), ir_samples.mask_numbers(fresh)
+        if committed != fresh:
+            problems.append(_diff(committed, fresh, f"data/mlir_architecture/ir/{name}.txt"))
+    assert not problems, "\n".join(problems)[:12000]
+    rows = lambda f: json.loads(f.read_text(encoding="utf-8"))["rows"]  # noqa: E731
+    assert rows(tmp_path / "m.json") == rows(DATA / "mlir_architecture" / "ir_samples.json"), "the manifest changed"
 
 
 def test_every_shown_sample_is_produced():
@@ -139,13 +133,18 @@ def test_timing_order_in_data():
 
 # ----------------------------------------------------------------------------- the page's blocks and bad input
 
+def _lines(code: str) -> str:
+    """The code without blank lines (the page's include of env.sh leaves one after it)."""
+    return "\n".join(line for line in code.splitlines() if line.strip())
+
+
 def _known_blocks() -> dict[str, tuple[str, str]]:
     known = {}
     for script in sorted(SNIPPETS.glob("*.sh")):
         if script.name == "env.sh":
             continue
         for name in common.sections(script.name):
-            known[common.block(script.name, name).strip()] = (script.name, name)
+            known[_lines(common.block(script.name, name))] = (script.name, name)
     return known
 
 
@@ -156,7 +155,7 @@ def test_shell_blocks_are_snippet_sections(page):
     shell = [b for b in blocks(page) if b.lang in ("bash", "sh") and "display" not in b.marks]
     assert len(shell) >= 15, f"{page.name}: expected the page's commands"
     for b in shell:
-        assert b.code.strip() in known, f"{b.id}: not env.sh + a section of snippets/mlir_architecture/*.sh"
+        assert _lines(b.code) in known, f"{b.id}: not env.sh + a section of snippets/mlir_architecture/*.sh"
         assert "mlir-opt" in b.marks.get("needs", ()) or b.marks.get("checked_by", ("",))[0] == ME, \
             f"{b.id}: mark it needs(\"mlir-opt\") or checked_by this file"
 

@@ -47,10 +47,11 @@ def compile_for_h200():
 
 
 kernel = compile_for_h200()
-for stage in ("ttir", "ttgir", "llir", "ptx"):
-    print(f"{stage:6s} {len(kernel.asm[stage].splitlines()):5d} lines")
-ttgir = kernel.asm["ttgir"]
-for layout in sorted(set(re.findall(r"#ttg\.(\w+)<", ttgir))):
+for stage in ("ttir", "ttgir", "llir"):
+    print(f"{stage:6s} {len(kernel.asm[stage].splitlines()):4d} lines")
+for layout in sorted(set(re.findall(r"#ttg\.(\w+)<", kernel.asm["ttgir"]))):
     print("layout in TTGIR:", layout)
-print("wgmma instructions in PTX:", len(re.findall(r"^\s*wgmma\.mma_async", kernel.asm["ptx"], re.M)))
+for instr in ("cp.async.cg.shared.global", "wgmma.mma_async", "bar.sync"):   # PTX instructions, by name
+    pattern = r"^\s*" + re.escape(instr)
+    print(f"{instr} in PTX: {len(re.findall(pattern, kernel.asm['ptx'], re.M))}")
 # --8<-- [end:compile]

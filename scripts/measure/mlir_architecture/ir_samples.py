@@ -57,7 +57,8 @@ EXCERPT = {"triton_llir_excerpt": ("llir", r"^define |cp\.async|wgmma|barrier"),
 
 
 def mask_numbers(text: str) -> str:
-    return NUMBER.sub("N", text)
+    """The text with every number replaced by N and runs of spaces by one (numbers are padded)."""
+    return re.sub(r"[ \t]+", " ", NUMBER.sub("N", text))
 
 
 def excerpt(text: str, pattern: str, width: int = 150) -> str:

@@ -329,9 +329,10 @@ def kernels_in(code: str) -> tuple[str, list[tuple[str, int]]]:
     m = GRAPH_ID.search(code)
     graph = m.group("id") if m else "graph"
     defined = [d.group("name") for d in KERNEL_DEF.finditer(code)]
-    # the wrapper's call(): launches are counted there only (a kernel's own source, which
-    # holds `def <name>(`, must not count as a launch)
-    m = re.search(r"^\s*def call\(", code, re.M)
+    # the wrapper: call(), and with graph partitions (on by default with CUDA graphs) the
+    # partition_N() launchers that call() invokes through self.partitions[N], which come first;
+    # launches are counted there only (a kernel's own source holds `def <name>(` and must not count)
+    m = re.search(r"^(?:def partition_\d+\(|class Runner\b|\s*def call\()", code, re.M)
     body = code[m.start():] if m else code
     body = body.split("\ndef get_args", 1)[0].split("\ndef benchmark_compiled_module", 1)[0]
     out = []
