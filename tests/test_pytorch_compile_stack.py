@@ -174,7 +174,7 @@ def test_kernel_parser_reads_graph_partitions():
 
 
 def test_normalize_removes_run_specific_text():
-    from pytorch_compile_stack_artifacts import normalize
+    from measure.pytorch_compile_stack._artifacts import normalize
     raw = (f"V1130 02:47:46.328000 2684 torch/_dynamo/guards.py:4483] [0/0] [__guards] "
            f"ID_MATCH: ___check_obj_id(G['F'], 139715244615904) at {ROOT}/snippets/x.py and /tmp/abc/def.py\n")
     out = normalize(raw)

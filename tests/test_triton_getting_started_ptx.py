@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "measure" / "triton_getting_started_ptx.py"
+SCRIPT = ROOT / "scripts" / "measure" / "triton_getting_started" / "ptx.py"
 PTX = ROOT / "data" / "triton_getting_started" / "ir" / "add_kernel.sm_90a.ptx"
 DATASET = ROOT / "data" / "triton_getting_started" / "ptx.json"
 INCLUDE = "data/triton_getting_started/ir/add_kernel.sm_90a.ptx"
