@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""FlashAttention forward and backward of "Deep Dive into OpenAI Triton" against PyTorch SDPA's cuDNN
+and flash backends, timed in the same run, three rounds in turn (best median kept, spread recorded).
+
+fp16, (B, H, N) in {(4, 32, 4096), (2, 16, 16384)}, D in {64, 128}, causal and full. Forward FLOPs
+4*B*H*N^2*D (halved for causal); backward FLOPs 2.5x the forward's, as the FlashAttention papers count.
+The backward is timed as torch.autograd.grad of a saved forward (preprocess + dK/dV + dQ for Triton).
+Every output and gradient is checked first (fp32 reference, or SDPA where that is too large).
+Targets (issue 14): forward >= 1.0x cuDNN at D=128 full, >= 0.9x cuDNN elsewhere, >= 1.3x SDPA flash
+everywhere; backward >= 0.8x cuDNN and >= 1.3x SDPA flash everywhere.
+"""
+from __future__ import annotations
+
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 60}
+
+import sys
+
+from sitekit import data, measure
+
+NAME = data.name_of(__file__)
+SHAPES = [(4, 32, 4096), (2, 16, 16384)]
+QUICK_SHAPES = [(1, 8, 1024)]
+FLASH_TARGET = 1.3
+
+
+def cudnn_target(direction: str, D: int, causal: bool) -> float:
+    if direction == "bwd":
+        return 0.8
+    return 1.0 if (D == 128 and not causal) else 0.9
+
+
+def main(argv=None) -> int:
+    ap = data.arg_parser(__doc__, NAME)
+    args = ap.parse_args(argv)
+    measure.need_gpu(NAME)
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    fa = measure.snippet("triton_deep_dive/attention")
+    backends = {"sdpa_cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa_flash": SDPBackend.FLASH_ATTENTION}
+    torch.manual_seed(0)
+    rows = []
+    for B, H, N in (QUICK_SHAPES if args.quick else SHAPES):
+        for D in (64, 128):
+            q, k, v = (torch.randn(B, H, N, D, device="cuda", dtype=torch.float16, requires_grad=True)
+                       for _ in range(3))
+            do = torch.randn_like(q)
+            for causal in (False, True):
+                def run(impl):
+                    if impl == "triton":
+                        return fa.attention(q, k, v, causal=causal)
+                    with sdpa_kernel(backends[impl]):
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+                # correctness first: forward against fp32 (or cuDNN when N x N in fp32 is too large),
+                # gradients of Triton against SDPA flash's
+                outs = {impl: run(impl) for impl in ("triton", *backends)}
+                grads = {impl: torch.autograd.grad(o, (q, k, v), do) for impl, o in outs.items()}
+                if N <= 4096:
+                    ref = fa.reference(q.detach(), k.detach(), v.detach(), causal)
+                else:
+                    ref = outs["sdpa_cudnn"].detach()
+                for impl, o in outs.items():
+                    err = measure.rel_err(o.detach(), ref)
+                    if err > 3e-3:
+                        sys.exit(f"{NAME}: {impl} forward N={N} D={D} causal={causal}: relative error {err:.2e}")
+                for name, g, r in zip("qkv", grads["triton"], grads["sdpa_flash"]):
+                    err = measure.rel_err(g, r)
+                    if err > 5e-3:
+                        sys.exit(f"{NAME}: triton d{name} N={N} D={D} causal={causal}: {err:.2e} from SDPA flash")
+                del outs, grads, ref
+
+                flops = 4 * B * H * N * N * D / (2 if causal else 1)
+                for direction in ("fwd", "bwd"):
+                    fns = {}
+                    for impl in ("triton", *backends):
+                        if direction == "fwd":
+                            def fn(impl=impl):
+                                with torch.no_grad():
+                                    return run(impl)
+                        else:
+                            o = run(impl)
+
+                            def fn(o=o):
+                                return torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+                        fns[impl] = fn
+                    each = measure.bench_each_round(fns, rounds=1 if args.quick else 3)
+                    best = {impl: min(ts) for impl, ts in each.items()}
+                    work = flops * (2.5 if direction == "bwd" else 1.0)
+                    for impl, t in best.items():
+                        row = {"B": B, "H": H, "N": N, "D": D, "mask": "causal" if causal else "none",
+                               "pass": direction, "impl": impl, "tflops": work / t / 1e9,
+                               "tflops_spread": measure.spread(each[impl]), "ms": t}
+                        if impl == "triton":
+                            tc = cudnn_target(direction, D, causal)
+                            r_c, r_f = best["sdpa_cudnn"] / t, best["sdpa_flash"] / t
+                            row.update(ratio_cudnn=r_c, ratio_flash=r_f, target_cudnn=tc,
+                                       met_cudnn=r_c >= tc, met_flash=r_f >= FLASH_TARGET)
+                        rows.append(row)
+                        print(f"N={N} D={D} causal={causal!s:<5} {direction} {impl:<11} {work / t / 1e9:6.1f} TFLOP/s",
+                              flush=True)
+                    del fns
+            del q, k, v, do
+            torch.cuda.empty_cache()
+    metrics = {
+        "tflops": {"unit": "TFLOP/s", "noise": 0.07, "fmt": ".0f"},
+        "tflops_spread": {"unit": "", "noise": 1.0, "fmt": ".1%", "check": False},
+        "ms": {"unit": "ms", "noise": 0.1, "fmt": ".2f", "check": False},
+        "ratio_cudnn": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
+        "ratio_flash": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
+        "met_cudnn": {"unit": "bool", "noise": 0, "of": "ratio_cudnn"},
+        "met_flash": {"unit": "bool", "noise": 0, "of": "ratio_flash", "target": FLASH_TARGET},
+    }
+    ds = data.new(NAME, metrics, rows, params={"N": {"fmt": "pow2"}, "target_cudnn": {"fmt": ".1f"}})
+    return data.save(ds, args.out, quick=args.quick)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Launch-configuration sweep of the FlashAttention kernels of "Deep Dive into OpenAI Triton".
+
+fp16, B = 4, H = 32, N = 4096, D in {64, 128}, causal and full. For each configuration the output
+(forward) or the gradients (backward) are checked against SDPA's flash backend before timing; a
+configuration that does not fit in shared memory is recorded as such. The snippet's FWD_CONFIGS and
+BWD_CONFIGS are the fastest rows of this table (tests/test_triton_deep_dive.py ties them together).
+"""
+from __future__ import annotations
+
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 150}
+
+import sys
+
+from sitekit import data, measure
+
+NAME = data.name_of(__file__)
+B, H, N = 4, 32, 4096
+FWD = {64: [(128, 64, 4, 3), (128, 64, 4, 4), (128, 128, 8, 3), (64, 64, 4, 3), (128, 32, 4, 3)],
+       128: [(128, 64, 8, 3), (128, 64, 4, 3), (128, 128, 8, 2), (64, 64, 4, 3), (128, 64, 8, 2)]}
+BWD = {64: [(32, 128, 128, 32, 4, 3), (32, 128, 128, 32, 8, 3), (64, 128, 128, 64, 8, 2), (32, 64, 64, 32, 4, 3),
+            (16, 128, 128, 16, 4, 3)],
+       128: [(32, 128, 128, 32, 8, 2), (32, 128, 128, 32, 4, 2), (64, 128, 128, 64, 8, 2), (32, 64, 64, 32, 4, 3),
+             (64, 64, 64, 64, 8, 2)]}
+
+
+def main(argv=None) -> int:
+    ap = data.arg_parser(__doc__, NAME)
+    args = ap.parse_args(argv)
+    measure.need_gpu(NAME)
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    fa = measure.snippet("triton_deep_dive/attention")
+    n = 1024 if args.quick else N
+    torch.manual_seed(0)
+    rows = []
+    saved_f, saved_b = dict(fa.FWD_CONFIGS), dict(fa.BWD_CONFIGS)
+    for D in (64, 128):
+        q, k, v = (torch.randn(B, H, n, D, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
+        do = torch.randn_like(q)
+        for causal in (False, True):
+            flops = 4 * B * H * n * n * D / (2 if causal else 1)
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            ref_g = torch.autograd.grad(ref, (q, k, v), do)
+            for bm, bn, w, st in FWD[D][:2 if args.quick else None]:
+                fa.FWD_CONFIGS[D] = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=w, num_stages=st)
+                row = {"pass": "fwd", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": bm, "BLOCK_N": bn,
+                       "num_warps": w, "num_stages": st}
+                try:
+                    with torch.no_grad():
+                        err = measure.rel_err(fa.attention(q, k, v, causal=causal), ref)
+                        t = measure.bench(lambda: fa.attention(q, k, v, causal=causal))
+                except Exception as e:   # out of shared memory / resources: recorded, not fatal
+                    print(f"fwd {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                    rows.append({**row, "output": "no_fit", "tflops": None})
+                    continue
+                rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
+                print(rows[-1], flush=True)
+            fa.FWD_CONFIGS.update(saved_f)
+            for m1, n1, m2, n2, w, st in BWD[D][:2 if args.quick else None]:
+                fa.BWD_CONFIGS[D] = dict(DKDV=(m1, n1), DQ=(m2, n2), num_warps=w, num_stages=st)
+                row = {"pass": "bwd", "D": D, "mask": "causal" if causal else "none", "BLOCK_M1": m1, "BLOCK_N1": n1,
+                       "BLOCK_M2": m2, "BLOCK_N2": n2, "num_warps": w, "num_stages": st}
+                try:
+                    o = fa.attention(q, k, v, causal=causal)
+                    g = torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+                    err = max(measure.rel_err(a, b) for a, b in zip(g, ref_g))
+                    t = measure.bench(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
+                except Exception as e:
+                    print(f"bwd {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                    rows.append({**row, "output": "no_fit", "tflops": None})
+                    continue
+                rows.append({**row, "output": "ok" if err < 5e-3 else "wrong", "tflops": 2.5 * flops / t / 1e9})
+                print(rows[-1], flush=True)
+                del o, g
+            fa.BWD_CONFIGS.update(saved_b)
+        del q, k, v, do
+    metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"}}
+    ds = data.new(NAME, metrics, rows)
+    return data.save(ds, args.out, quick=args.quick)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
