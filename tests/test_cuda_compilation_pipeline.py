@@ -33,6 +33,7 @@ NEW_ARTIFACTS = {
     "gencode_dropped": ("gencode.sh", "dropped", None),
     "triage": ("triage.sh", "triage", None),
     "registers_bounds": ("registers.sh", "bounds-ptx", None),
+    "registers_pressure": ("registers.sh", "pressure", None),
 }
 for _name, _spec in NEW_ARTIFACTS.items():
     cp.ARTIFACTS.setdefault(_name, _spec)

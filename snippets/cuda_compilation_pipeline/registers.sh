@@ -20,3 +20,12 @@ nvcc -arch=sm_90 -ptx -DMIN_BLOCKS=8 registers.cu -o bounds.ptx
 grep -E "^\.(maxntid|minnctapersm)" bounds.ptx
 nvcc -arch=sm_90 -Xptxas -v -DMIN_BLOCKS=8 -maxrregcount=24 -c registers.cu -o bounds.o 2>&1 | grep -E "Overriding|Used"
 # --8<-- [end:bounds-ptx]
+
+# --8<-- [start:pressure]
+# register pressure: nvdisasm -plr prints, beside every instruction, how many registers are live there
+for flags in "" "-DMIN_BLOCKS=8"; do
+  nvcc -arch=sm_90 $flags -cubin registers.cu -o registers.cubin
+  live=$(nvdisasm -plr -c registers.cubin | grep -E '^ +/\*[0-9a-f]{4}\*/' | sed -E 's@.*// \| +([0-9]+) .*@\1@' | sort -n | tail -n 1)
+  echo "nvcc -arch=sm_90 $flags: at most $live registers live at once; $(cuobjdump -res-usage registers.cubin | grep -o 'REG:[0-9]*')"
+done
+# --8<-- [end:pressure]
