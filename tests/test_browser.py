@@ -12,6 +12,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -25,6 +26,41 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run", "--disable-quic", "--disable-sync"]
 PAGE_BUDGET = 1.5 * 1024 * 1024
+CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+CJK_GAP = f"[{CJK}] +[{CJK}]"
+# MkDocs syntax that must never reach the reader as text (issue 9)
+RAW_SYNTAX = [(r":(?:material|octicons|fontawesome|simple)-[\w-]+:", "an icon shortcode"),
+              (r"(?m)^\s*!!!|\?\?\? ", "an admonition marker"), (r"(?m)^\s*=== ", "a tab marker"),
+              (r"--8<--", "a snippet include"), (r"\{\{|\{%", "a template marker"), (r"\{ ?#[\w-]", "a heading id"),
+              (r"(?m)^\s*(?:flowchart|graph|sequenceDiagram) ", "raw Mermaid source")]
+# the page's visible prose: code, math and drawn diagrams left out
+PROSE_TEXT = """() => {
+  const a = (document.querySelector('article') || document.body).cloneNode(true);
+  a.querySelectorAll('pre, code, .katex, .arithmatex, svg, script, style, .md-clipboard').forEach(e => e.remove());
+  document.body.appendChild(a); a.style.position = 'absolute'; a.style.left = '-99999px';
+  const t = a.innerText; a.remove(); return t;
+}"""
+# every code block that includes a file shows that file's link, visibly, and runnable blocks a badge
+CODE_LINES = """() => {
+  const out = [];
+  document.querySelectorAll('article div.highlight[data-run]').forEach((d, i) => {
+    const meta = d.previousElementSibling;
+    const ok = meta && meta.classList.contains('code-meta') && meta.offsetHeight > 0;
+    if (!ok) { out.push(i + ': no visible line above the block'); return; }
+    if (d.dataset.src && !meta.querySelector('a.code-src[download]')) out.push(i + ': no download link for ' + d.dataset.src);
+    if (d.dataset.run === 'cont' && !meta.querySelector('.code-badge--cont')) out.push(i + ': continues, not shown');
+    if (d.dataset.needs && !meta.querySelector('.code-badge--needs')) out.push(i + ': needs ' + d.dataset.needs + ', not shown');
+  });
+  return out;
+}"""
+# the smallest label of each drawn diagram, in CSS px on screen
+DIAGRAM_FONT = """() => [...document.querySelectorAll('.mermaid-diagram svg')].map(svg => {
+  const vb = svg.viewBox.baseVal, scale = svg.getBoundingClientRect().width / (vb && vb.width || 1);
+  const sizes = [...svg.querySelectorAll('text, foreignObject span, foreignObject p, foreignObject div')]
+    .filter(e => (e.textContent || '').trim())
+    .map(e => parseFloat(getComputedStyle(e).fontSize) * scale);
+  return sizes.length ? Math.min(...sizes) : 99;
+})"""
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 
 pytestmark = pytest.mark.browser
@@ -45,6 +81,16 @@ class _Server(http.server.SimpleHTTPRequestHandler):
 
     def send_head(self):
         path = self.translate_path(self.path)
+        if not os.path.exists(path) and not os.path.exists(path.rstrip("/")):
+            # like GitHub Pages: a missing path gets the site's 404.html with status 404
+            with open(os.path.join(self.directory, "404.html"), "rb") as f:
+                body = f.read()
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            import io
+            return io.BytesIO(body)
         if os.path.isdir(path):
             path = os.path.join(path, "index.html")
         if ("gzip" not in self.headers.get("Accept-Encoding", "") or not path.endswith(self.TEXT)
@@ -151,6 +197,19 @@ def test_page_loads_clean_and_renders(browser, server, lang, slug, path):
             page.evaluate("window.scrollTo(0, 0)")
         html_lang = page.locator("html").get_attribute("lang")
         assert html_lang.startswith(lang), f"<html lang={html_lang}> on a {lang} page"
+        text = page.evaluate(PROSE_TEXT)
+        for raw, what in RAW_SYNTAX:
+            hit = re.search(raw, text)
+            assert not hit, f"{what} in the visible text: ...{text[max(0, hit.start() - 60):hit.end() + 60]}..."
+        if lang == "zh":
+            gaps = [text[max(0, m.start() - 10):m.end() + 10] for m in re.finditer(CJK_GAP, text)]
+            assert not gaps, f"{len(gaps)} space(s) between two CJK characters, e.g. {gaps[:5]}"
+            font = page.evaluate("getComputedStyle(document.querySelector('.md-typeset p') || document.body).fontFamily")
+            assert "Noto Sans CJK SC" in font and "PingFang SC" in font, f"CJK font stack not applied: {font}"
+        problems = page.evaluate(CODE_LINES)
+        assert not problems, f"code blocks without their visible file/badge line: {problems[:5]}"
+        if slug != "index" and slug != "glossary" and page.locator(".md-typeset pre > code").count():
+            assert page.locator('a.md-content__button[rel="edit"]').count() == 1, "no 'edit this page' link"
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{lang}-{slug}.png"), full_page=True)
         page.wait_for_timeout(300)
@@ -210,20 +269,77 @@ def _notebook_pages():
 
 
 @pytest.mark.parametrize("lang,slug", _notebook_pages(), ids=[f"{l}/{s}" for l, s in _notebook_pages()])
-def test_notebook_download_and_view(browser, server, lang, slug, tmp_path):
+def test_notebook_download(browser, server, lang, slug, tmp_path):
     v = Visit(browser, server)
     try:
         page = v.open(("" if lang == "en" else "zh/") + f"{slug}/")
         with page.expect_download() as dl:
-            page.locator(".notebook-buttons a[download]").click()
+            page.locator("a.md-button[download]").click()
         path = tmp_path / "nb.ipynb"
         dl.value.save_as(path)
         nb = json.loads(path.read_text(encoding="utf-8"))
         assert nb["nbformat"] == 4 and any(c["cell_type"] == "code" for c in nb["cells"])
-        page.locator(".notebook-buttons a:not([download])").click()
-        page.wait_for_load_state("networkidle")
-        assert "/notebooks/" in page.url and page.locator(".jp-Notebook, .jupyter-wrapper").count() > 0, \
-            "the notebook page did not render through mkdocs-jupyter"
+        assert not v.errors and not v.external, (v.errors, v.external)
+    finally:
+        v.close()
+
+
+def _diagram_pages():
+    return [(lang, slug, path) for lang, slug, path in _urls()
+            if "```mermaid" in (DOCS / lang / f"{slug}.md").read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("width,least", [(1280, 11), (390, 9)])
+def test_diagram_text_is_readable(browser, server, width, least):
+    """Mermaid labels at least 11 px on a desktop and 9 px on a phone: a wide diagram scrolls."""
+    small = []
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = ctx.new_page()
+        for lang, slug, path in _diagram_pages():
+            page.goto(f"{server}/{path}", wait_until="networkidle")
+            page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
+            for i, px in enumerate(page.evaluate(DIAGRAM_FONT)):
+                if px < least:
+                    small.append(f"{lang}/{slug} diagram {i}: {px:.1f} px")
+            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 1, f"{lang}/{slug}: the page scrolls sideways at {width} px ({overflow} px)"
+    finally:
+        ctx.close()
+    assert not small, f"diagram text below {least} px at {width} px width: {small}"
+
+
+def test_no_raw_diagram_source_before_mermaid_loads(browser, server):
+    """On a slow link Mermaid arrives late: until it has drawn a diagram, its source stays hidden."""
+    lang, slug, path = _diagram_pages()[0]
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        ctx.route("**/mermaid/**", lambda route: route.abort())     # Mermaid never arrives
+        page = ctx.new_page()
+        page.goto(f"{server}/{path}", wait_until="networkidle")
+        visible = page.evaluate("""() => [...document.querySelectorAll('.mermaid-diagram')]
+            .filter(d => !d.querySelector('svg') && getComputedStyle(d).visibility !== 'hidden').length""")
+        assert visible == 0, f"{visible} diagram(s) show raw Mermaid source before Mermaid has drawn them"
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("lang,missing", [("en", "no-such-page/"), ("zh", "zh/no-such-page/")])
+def test_404_page_in_the_readers_language(browser, server, lang, missing):
+    v = Visit(browser, server)
+    failed = []
+    v.page.on("response", lambda r: failed.append(r.url) if r.status >= 400 and not r.url.endswith(missing) else None)
+    try:
+        page = v.open(missing)
+        assert page.locator("html").get_attribute("lang") == lang
+        heading = page.locator("h1:visible").inner_text()
+        assert heading == ("Page not found" if lang == "en" else "页面不存在"), heading
+        hrefs = page.locator("a:visible").evaluate_all("els => els.map(e => e.href)")
+        assert hrefs
+        for h in hrefs:
+            r = page.request.get(h)
+            assert r.status == 200, f"404 page links {h}: {r.status}"
+        assert not failed, f"the 404 page made failing requests: {failed}"
         assert not v.errors and not v.external, (v.errors, v.external)
     finally:
         v.close()

@@ -85,6 +85,9 @@ def block_attrs(lang: str, body: list[str], raw_marks: list[str]) -> dict:
         a["data-shown"] = _attr(marks["display"][0] if marks["display"] else "")
     if "checked_by" in marks:
         a["data-checked-by"] = _attr(marks["checked_by"][0])
+    for k in ("tolerance", "timeout"):
+        if marks.get(k):
+            a[f"data-{k}"] = str(marks[k][0])
     return a
 
 
@@ -109,7 +112,8 @@ def annotate(markdown: str) -> str:
                 if lang in GENERATED:
                     lang = GENERATED[lang] + " .generated"
                 extra = " ".join(f'{k}="{v}"' for k, v in attrs.items())
-                line = f"{indent}{ticks} {{ .{lang} {rest} {extra} }}".replace("  ", " ")
+                brace = " ".join(f"{{ .{lang} {rest} {extra} }}".split())
+                line = f"{indent}{ticks} {brace}"
             out.append(line)
             out.extend(lines[i + 1:j + 1])
             pending, i = [], j + 1
@@ -167,11 +171,14 @@ def decorate(page_html: str, lang: str, page_url: str, repo: str | None, branch:
             badges.append(("checked", TEXT["checked"][lang].format(test=link)))
         elif "data-shown" in attrs and run not in ("output", "generated"):
             badges.append(("shown", TEXT["shown"][lang].format(why=html.escape(attrs["data-shown"]))))
+        opening = m.group(0)
+        if run == "generated":   # highlighted as Python, but not in a runnable language class
+            opening = opening.replace(f'class="language-{m.group("lang")} ', 'class="language-generated-python ', 1)
         if not parts and not badges:
-            return m.group(0)
+            return opening
         parts += [f'<span class="code-badge code-badge--{k}">{t}</span>' for k, t in badges]
         head = '<div class="code-meta">' + "".join(parts) + "</div>"
-        return head + m.group(0)
+        return head + opening
     return HL_DIV.sub(sub, page_html)
 
 
@@ -244,7 +251,8 @@ RUN_TEXT = {
         "title": "Run it yourself",
         "intro": "Every code block on this page is a file under `snippets/` in the repository: the line above "
                  "each block names the file and section, and downloads this site's copy of it. To run all "
-                 "of this page's blocks the way the site's tests do:",
+                 "of this page's blocks the way the site's tests do (build the site, then run each block "
+                 "as shown, from a scratch folder, with only the files the page links):",
         "after": "Without an NVIDIA GPU the test runs Triton kernels through the interpreter "
                  "(`TRITON_INTERPRET=1`) and skips the blocks marked \"needs an NVIDIA GPU\". For a CPU-only "
                  "machine, add `--extra-index-url https://download.pytorch.org/whl/cpu` to the `pip` line.",
@@ -253,7 +261,8 @@ RUN_TEXT = {
     "zh": {
         "title": "自己动手运行",
         "intro": "本页的每个代码块都是仓库里 `snippets/` 下的一个文件：代码块上方那一行写着文件名和片段名，"
-                 "点击即可从本站下载这个文件。想像站点测试那样把本页的代码块全部跑一遍：",
+                 "点击即可从本站下载这个文件。想像站点测试那样把本页的代码块全部跑一遍（先构建站点，再在一个临时目录里、"
+                 "只用页面链接的文件，按页面所示逐块运行）：",
         "after": "没有 NVIDIA GPU 时，测试会让 Triton 内核在解释器中运行（`TRITON_INTERPRET=1`），"
                  "并跳过标有“需要 NVIDIA GPU”的代码块。只有 CPU 的机器，请在 `pip` 那一行加上 "
                  "`--extra-index-url https://download.pytorch.org/whl/cpu`。",
@@ -269,7 +278,7 @@ def run_commands(slug: str, repo: str | None) -> str:
     return "\n".join(([clone] if clone else []) + [
         "python3 -m venv .venv && . .venv/bin/activate",
         "pip install -r requirements-test.txt",
-        f"python -m pytest -q tests/test_codeblocks.py -k {slug}",
+        f"python -m pytest -q tests/test_reader.py -k {slug}",
     ])
 
 

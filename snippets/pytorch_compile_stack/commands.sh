@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Commands the page "PyTorch Compile Stack" shows; each section is one block.
 # --8<-- [start:graph_break_log]
-TORCH_LOGS=graph_breaks python snippets/pytorch_compile_stack/graph_break.py 2>&1 >/dev/null \
-  | grep -o "Graph Break Reason: .*" | sort | uniq -c
+# the logs go to stderr: keep them in a file, so that a failing script shows its error
+log=$(mktemp)
+TORCH_LOGS=graph_breaks python snippets/pytorch_compile_stack/graph_break.py >/dev/null 2>"$log" || cat "$log"
+grep -o "Graph Break Reason: .*" "$log" | sort | uniq -c
 # --8<-- [end:graph_break_log]
 # --8<-- [start:measure]
 # on a CUDA machine (the H200 numbers; about six minutes)
