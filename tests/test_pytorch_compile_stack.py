@@ -244,3 +244,30 @@ def test_producer_refuses_a_case_without_kernels():
     empty = {"workload": "mlp", "mode": "default", "kernel_rows": []}
     with pytest.raises(C.NoKernels):
         C.case_rows({"cold": {**empty, "kernel_rows": [rows[3]]}, "warm": empty}, "x")
+
+
+def test_page_sentences_match_the_data():
+    """Sentences of the page that state facts about single rows, which check() markers cannot
+    express (a missing figure, a zero, a cache miss): each is asserted against the data here, and
+    the test fails when the page loses the sentence, so the two are edited together."""
+    page = " ".join((ROOT / "docs" / "en" / "pytorch-compile-stack.md").read_text(encoding="utf-8").split())
+    gw, ga = load("pytorch_compile_stack/gpu_workloads"), load("pytorch_compile_stack/gpu_autotune")
+    cw = load("pytorch_compile_stack/cpu_workloads")
+    row = lambda ds, w, m: next(r for r in _timing(ds) if (r["workload"], r["mode"]) == (w, m))  # noqa: E731
+    claims = {
+        "skipped `max-autotune` for the convolution block and for forward plus backward": lambda: (
+            row(ga, "conv", "max-autotune").get("ms") is None and row(ga, "gpt2_train", "max-autotune").get("ms") is None
+            and all(row(ga, w, "max-autotune").get("ms") is not None for w in ("pointwise", "mlp", "gpt2_fwd"))),
+        "found no FX graph cache entry, so it re-ran Inductor": lambda: (
+            row(gw, "pointwise", "default")["warm_fxgraph_hits"] == 0
+            and all(row(gw, w, "default")["warm_fxgraph_hits"] >= 1 for w in ("mlp", "gpt2_fwd", "conv", "gpt2_train"))),
+        "the `max-autotune+freezing` rows of the three modules (the pointwise chain has no weights to freeze) "
+        "found no FX graph cache entry": lambda: all(
+            r["warm_fxgraph_hits"] == 0 for r in _timing(cw) if r["mode"] == "max-autotune+freezing" and r["workload"] != "pointwise"),
+        "the peak during a replay of the inference rows is zero": lambda: (
+            all(row(gw, w, "reduce-overhead")["peak_mib"] == 0 for w in ("pointwise", "mlp", "gpt2_fwd", "conv"))
+            and row(gw, "gpt2_train", "reduce-overhead")["peak_mib"] > 0),
+    }
+    for sentence, holds in claims.items():
+        assert sentence in page, f"the page no longer says {sentence!r}: update this test with it"
+        assert holds(), f"the data no longer support {sentence!r}: rewrite the sentence"
