@@ -8,6 +8,9 @@ need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 fc-list 2>/dev/null | grep -qi "Noto Sans CJK" || need_apt+=(fonts-noto-cjk)
 command -v npm >/dev/null || need_apt+=(nodejs npm)
+# the oneAPI page compares Intel MPI with Debian's Open MPI and links oneMKL through pkg-config
+command -v mpirun.openmpi >/dev/null || need_apt+=(openmpi-bin libopenmpi-dev)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
@@ -23,6 +26,8 @@ python -m pip install -q --disable-pip-version-check --no-deps -e .
 # the CUDA toolchain from PyPI (nvcc, ptxas, cuobjdump, nvdisasm) for the CUDA pipeline page:
 # compiling and disassembling need no GPU
 python -m pip install -q --disable-pip-version-check -r requirements-cuda.txt
+# Intel MPI, oneMKL and the SYCL CPU runtime as wheels (about 3.3 GB) for the oneAPI page
+python -m pip install -q --disable-pip-version-check -r requirements-oneapi.txt
 python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
 # lint (pyproject.toml [tool.ruff]) before the long tests: a mistake shows in seconds

@@ -5,8 +5,8 @@ set -euo pipefail
 source snippets/oneapi_installation/env.sh
 
 # --8<-- [start:versions]
-mpiexec --version | head -n 1                     # the launcher: Intel MPI's Hydra
-mpicc -show hello.c -o hello | cut -d' ' -f1-3    # the wrapper calls gcc with Intel MPI's include path
+mpiexec --version | sed -n 1p                      # the launcher: Intel MPI's Hydra
+mpicc -v 2>&1 | sed -n 1p                         # the compiler wrapper: Intel's script around gcc
 pkg-config --modversion mkl-dynamic-lp64-seq      # oneMKL from the mkl-devel wheel
 python3 -c "import dpctl, dpnp, mpi4py; print('dpctl', dpctl.__version__, 'dpnp', dpnp.__version__, 'mpi4py', mpi4py.__version__)"
 # --8<-- [end:versions]

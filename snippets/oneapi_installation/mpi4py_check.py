@@ -1,4 +1,5 @@
 """mpi4py on whatever MPI library it loaded: ranks, the library's name, an allreduce checked on every rank."""
+# needs: oneapi-wheels
 import numpy as np
 from mpi4py import MPI
 

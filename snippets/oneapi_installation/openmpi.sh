@@ -9,7 +9,7 @@ source snippets/oneapi_installation/env.sh
 if [ "$(id -u)" = 0 ]; then                       # containers often run as root; Open MPI refuses unless told
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-mpirun.openmpi --version | head -n 1
+mpirun.openmpi --version | sed -n 1p
 for p in hello ring allreduce; do mpicc.openmpi -O2 $p.c -o $p.ompi; done
 mpirun.openmpi -n 2 ./hello.ompi
 for n in 2 4; do                                  # more ranks than cores needs --oversubscribe

@@ -1,4 +1,5 @@
 """SYCL on the CPU from PyPI: list the devices, run a small dpnp computation there, check it against NumPy."""
+# needs: oneapi-wheels
 # --8<-- [start:icd]
 import os
 import sys

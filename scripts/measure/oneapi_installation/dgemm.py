@@ -19,8 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure.oneapi_installation import _common as c
 from sitekit import data
+
+from measure.oneapi_installation import _common as c
 
 NAME = data.name_of(__file__)
 

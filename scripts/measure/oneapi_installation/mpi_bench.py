@@ -17,8 +17,9 @@ META = {"needs": "cpu", "tier": "weekly", "budget_s": 120}
 import tempfile
 from pathlib import Path
 
-from measure.oneapi_installation import _common as c
 from sitekit import data
+
+from measure.oneapi_installation import _common as c
 
 NAME = data.name_of(__file__)
 
