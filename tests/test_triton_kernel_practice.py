@@ -17,9 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
-
 import snippet_loader
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "triton_kernel_practice"
@@ -70,9 +69,10 @@ def test_gemm_rejects_bad_input(args, message):
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the message a CPU-only machine gives")
 def test_gpu_kernels_refuse_cpu_tensors():
-    gj, smj, faj, vaj = (_load(n, False) for n in ("gemm", "softmax", "flash_attention", "vector_add"))
+    gj, smj, faj, vaj, lj = (_load(n, False) for n in ("gemm", "softmax", "flash_attention", "vector_add", "linear"))
     h = torch.randn(8, 8, dtype=torch.float16)
     for call in (lambda: gj.matmul_naive(h, h), lambda: gj.matmul_autotuned(h, h),
+                 lambda: lj.linear(h, h), lambda: smj.softmax(h.float()),
                  lambda: smj.softmax_fused(h.float()), lambda: smj.softmax_online(h.float()),
                  lambda: faj.attention(*(torch.randn(1, 1, 8, 16, dtype=torch.float16),) * 3),
                  lambda: vaj.add(h, h)):

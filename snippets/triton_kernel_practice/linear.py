@@ -92,33 +92,6 @@ def linear_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
 
 
 # --8<-- [start:launch]
-_COMPILED = {}
-
-
-def _spec(a):
-    """What the JIT specializes an argument on: dtype and 16-byte alignment of a tensor; for an
-    integer, whether it is 1, a multiple of 16, and fits in 32 bits."""
-    if isinstance(a, torch.Tensor):
-        return a.dtype, a.data_ptr() % 16 == 0
-    if isinstance(a, int):
-        return a == 1, a % 16 == 0, -2**31 <= a < 2**31
-    return type(a)
-
-
-def launch(kernel, grid, args, consts: dict, num_warps: int, num_stages: int):
-    """kernel[grid](*args, **consts) through a cached compiled handle. A kernel that runs for 10-20 us
-    must not spend longer than that on the host: the JIT's per-call dispatch (binding, specialization
-    key, cache lookup) is paid once per specialization; later calls launch the compiled kernel."""
-    if INTERPRET:
-        return kernel[grid](*args, **consts, num_warps=num_warps, num_stages=num_stages)
-    key = (kernel, num_warps, num_stages, *consts.values(), *map(_spec, args))
-    compiled = _COMPILED.get(key)
-    if compiled is None:
-        compiled = _COMPILED[key] = kernel.warmup(*args, **consts, num_warps=num_warps, num_stages=num_stages,
-                                                  grid=grid)
-    compiled[(*grid, 1, 1)[:3]](*args, *consts.values())   # constexprs positional, in signature order
-
-
 _SCRATCH = {}
 
 
@@ -146,8 +119,9 @@ def _check(x, w, x_scale, w_scale):
                          f"got {x.dtype} and {w.dtype}")
     if (x.dtype in FP8) != (x_scale is not None and w_scale is not None):
         raise ValueError("linear: float8 inputs need x_scale and w_scale (and 16-bit inputs take none)")
-    if not INTERPRET and not (x.is_cuda and w.is_cuda):
-        raise ValueError("linear: tensors must be on a CUDA GPU (or set TRITON_INTERPRET=1 to run on the CPU)")
+    if not INTERPRET and not (x.is_cuda and w.is_cuda and x.device == w.device):
+        raise ValueError("linear: tensors must be on a CUDA GPU, both on the same one "
+                         "(or set TRITON_INTERPRET=1 to run on the CPU)")
     if x.stride(1) != 1 or w.stride(1) != 1:
         raise ValueError("linear: x and W need unit stride along K (call .contiguous())")
 
@@ -159,29 +133,80 @@ def _per_row(scale: torch.Tensor, rows: int) -> torch.Tensor:
     return scale.reshape(-1).float().expand(rows).contiguous()
 
 
-def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SPLIT_K=1,
-                  SWAP_AB=True, num_warps=4, num_stages=4, out_dtype=None):
-    """y = (x @ W.T) [* scales]; x (M, K), W (N, K). One launch of (tiles, SPLIT_K) programs."""
+def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
+    """Everything about a call that depends only on shapes, dtypes, strides and alignment: checked and
+    computed once, then reused by every call with the same key (see _key)."""
     _check(x, w, x_scale, w_scale)
     M, K = x.shape
     N = w.shape[0]
-    y = torch.empty((M, N), device=x.device, dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype))
-    if INTERPRET and x.dtype == torch.bfloat16:   # the interpreter's tl.dot mishandles bf16 (see gemm.py)
-        x, w = x.float(), w.float()
-    split_tiles = triton.cdiv(triton.cdiv(K, SPLIT_K), BLOCK_K)
-    n_split = triton.cdiv(K, split_tiles * BLOCK_K)   # may be fewer than asked when K is short
-    tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
-    ws, cnt = _scratch(x.device, tiles * n_split * BLOCK_M * BLOCK_N if n_split > 1 else 0, tiles)
+    BM, BN, BK = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    split_tiles = triton.cdiv(triton.cdiv(K, cfg["SPLIT_K"]), BK)
+    n_split = triton.cdiv(K, split_tiles * BK)       # may be fewer than asked when K is short
+    tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
+    ws, cnt = _scratch(x.device, tiles * n_split * BM * BN if n_split > 1 else 0, tiles)
     scale = 0 if x_scale is None else (1 if x_scale.numel() == w_scale.numel() == 1 else 2)
     if scale == 2:
-        x_scale, w_scale = _per_row(x_scale, M), _per_row(w_scale, N)
-    sx = x_scale if x_scale is not None else ws
-    sw = w_scale if w_scale is not None else ws
-    launch(linear_kernel, (tiles, n_split),
-           (x, w, y, ws, cnt, sx, sw, M, N, K, split_tiles, x.stride(0), w.stride(0), y.stride(0)),
-           dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, SWAP_AB=SWAP_AB, SPLIT=n_split > 1,
-                SCALE=scale, EVEN_K=K % BLOCK_K == 0), num_warps, num_stages)
+        _per_row(x_scale, M), _per_row(w_scale, N)    # clear errors for wrong sizes, before any launch
+    return dict(M=M, N=N, K=K, ws=ws, cnt=cnt, scale=scale, split_tiles=split_tiles, grid=(tiles, n_split, 1),
+                out_dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype),
+                consts=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, SWAP_AB=cfg["SWAP_AB"], SPLIT=n_split > 1,
+                            SCALE=scale, EVEN_K=K % BK == 0),
+                num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], runner=None)
+
+
+def _run(plan, x, w, x_scale, w_scale):
+    M, N = plan["M"], plan["N"]
+    y = torch.empty((M, N), device=x.device, dtype=plan["out_dtype"])
+    if plan["scale"] == 2:
+        if x_scale.numel() != M or x_scale.dtype != torch.float32 or not x_scale.is_contiguous():
+            x_scale = _per_row(x_scale, M)
+        if w_scale.numel() != N or w_scale.dtype != torch.float32 or not w_scale.is_contiguous():
+            w_scale = _per_row(w_scale, N)
+    ws = plan["ws"]
+    args = (x, w, y, ws, plan["cnt"], ws if x_scale is None else x_scale, ws if w_scale is None else w_scale,
+            M, N, plan["K"], plan["split_tiles"], x.stride(0), w.stride(0), N)
+    consts = plan["consts"]
+    if INTERPRET:
+        if x.dtype == torch.bfloat16:                # the interpreter's tl.dot mishandles bf16 (see gemm.py)
+            args = (x.float(), w.float(), *args[2:])
+        linear_kernel[plan["grid"]](*args, **consts, num_warps=plan["num_warps"], num_stages=plan["num_stages"])
+        return y
+    if plan["runner"] is None:                       # first call: the JIT compiles (or loads) the kernel
+        compiled = linear_kernel.warmup(*args, **consts, num_warps=plan["num_warps"],
+                                        num_stages=plan["num_stages"], grid=plan["grid"])
+        plan["runner"] = compiled[plan["grid"]]
+    plan["runner"](*args, *consts.values())          # the compiled kernel; constexprs positional, in order
     return y
+
+
+def _key(x, w, x_scale, w_scale):
+    """What a plan depends on. The compiled kernel is specialized on the 16-byte alignment of every
+    pointer, so the inputs' alignment is part of the key (outputs and workspaces are always aligned)."""
+    k = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() % 16, w.shape, w.stride(), w.dtype, w.device,
+         w.data_ptr() % 16)
+    if x_scale is None or w_scale is None:
+        return (*k, x_scale is None, w_scale is None)
+    return (*k, x_scale.shape, x_scale.dtype, x_scale.data_ptr() % 16, w_scale.shape, w_scale.dtype,
+            w_scale.data_ptr() % 16)
+
+
+_PLANS = {}
+
+
+def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SPLIT_K=1,
+                  SWAP_AB=True, num_warps=4, num_stages=4, out_dtype=None):
+    """y = (x @ W.T) [* scales]; x (M, K), W (N, K). One launch of (tiles, SPLIT_K) programs.
+
+    A kernel that runs for 10-20 us must not spend longer than that on the host: the checks, the
+    launch grid and the JIT's dispatch (argument binding, specialization key, cache lookup) are paid
+    once per shape; later calls allocate y and launch the compiled kernel."""
+    cfg = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, SPLIT_K=SPLIT_K, SWAP_AB=SWAP_AB,
+               num_warps=num_warps, num_stages=num_stages)
+    key = (_key(x, w, x_scale, w_scale), out_dtype, *cfg.values())
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = _plan(x, w, x_scale, w_scale, cfg, out_dtype)
+    return _run(plan, x, w, x_scale, w_scale)
 # --8<-- [end:launch]
 
 
@@ -219,7 +244,7 @@ M_BUCKETS = (1, 8, 16, 32, 64, 128)
 
 
 def linear_config(M: int, N: int, K: int) -> dict | None:
-    """The settings linear() uses for this shape, or None for M > 128 (the large-tile TMA path)."""
+    """The settings linear() uses for this shape, or None for M > 128 (the large-tile path)."""
     if M > M_BUCKETS[-1]:
         return None
     m = next(b for b in M_BUCKETS if M <= b)
@@ -230,18 +255,25 @@ def linear_config(M: int, N: int, K: int) -> dict | None:
 
 def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """nn.functional.linear without bias: x (..., K), W (N, K) -> (..., N)."""
-    if x.dim() < 1:
-        raise ValueError("linear: x needs at least one dimension (..., K)")
-    x2 = x.reshape(-1, x.shape[-1])
-    if x2.stride(-1) != 1:
+    key = ("linear", _key(x, w, None, None))
+    plan = _PLANS.get(key)
+    if plan is None:                             # first call with this shape: check, choose, plan
+        if x.dim() < 1 or w.dim() != 2:
+            raise ValueError(f"linear: need x (..., K) and W (N, K), got {tuple(x.shape)} and {tuple(w.shape)}")
+        x2 = x.reshape(-1, x.shape[-1])
+        cfg = linear_config(x2.shape[0], w.shape[0], w.shape[1])
+        if cfg is None:                          # many rows: large tiles
+            cfg = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, SWAP_AB=False, SPLIT_K=1, num_warps=8, num_stages=3)
+        if INTERPRET:                            # keep the CPU interpreter quick
+            cfg.update(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+        plan = _plan(x2 if x2.stride(-1) == 1 else x2.contiguous(), w, None, None, cfg, None)
+        plan["contiguous"] = x2.stride(-1) != 1
+        _PLANS[key] = plan
+    x2 = x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
+    if plan["contiguous"]:
         x2 = x2.contiguous()
-    cfg = linear_config(x2.shape[0], w.shape[0], w.shape[1])
-    if cfg is None:                              # many rows: the big tiles of the GEMM section
-        cfg = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, SWAP_AB=False, SPLIT_K=1, num_warps=8, num_stages=3)
-    if INTERPRET:                                # keep the CPU interpreter quick
-        cfg.update(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
-    y = linear_splitk(x2, w, **cfg)
-    return y.reshape(*x.shape[:-1], w.shape[0])
+    y = _run(plan, x2, w, None, None)
+    return y if x.dim() == 2 else y.view(*x.shape[:-1], plan["N"])
 # --8<-- [end:choose]
 
 
@@ -352,17 +384,23 @@ def matmul_fp8_tma(a, w, a_scale, w_scale, out_dtype=torch.bfloat16, **config):
     return c
 
 
+_FP8_CFG = {}
+
+
 def linear_fp8(x_q, w_q, x_scale, w_scale):
     """FP8 linear: few rows -> the split-K / swap-AB kernel with the scales in its epilogue;
     many rows -> the TMA kernel. Output bf16."""
-    if x_q.shape[0] <= M_BUCKETS[-1] or INTERPRET:
-        cfg = linear_config(x_q.shape[0], w_q.shape[0], w_q.shape[1]) or dict(
-            BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, num_warps=8, num_stages=3)
-        cfg["BLOCK_K"] = max(cfg["BLOCK_K"], 128) if not INTERPRET else 32
+    M, N, K = x_q.shape[0], w_q.shape[0], w_q.shape[-1]
+    if M > M_BUCKETS[-1] and not INTERPRET:
+        return matmul_fp8_tma(x_q, w_q, x_scale, w_scale)
+    cfg = _FP8_CFG.get((M, N, K))
+    if cfg is None:          # the 16-bit setting of this shape, with 128-wide K steps (128 bytes of e4m3)
+        cfg = linear_config(M, N, K) or dict(BLOCK_M=128, BLOCK_N=128, SWAP_AB=False, SPLIT_K=1, num_warps=8, num_stages=3)
+        cfg["BLOCK_K"] = 128
         if INTERPRET:
-            cfg.update(BLOCK_M=16, BLOCK_N=16)
-        return linear_splitk(x_q, w_q, x_scale, w_scale, **cfg)
-    return matmul_fp8_tma(x_q, w_q, x_scale, w_scale)
+            cfg.update(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+        _FP8_CFG[(M, N, K)] = cfg
+    return linear_splitk(x_q, w_q, x_scale, w_scale, **cfg)
 # --8<-- [end:fp8_tma]
 
 
