@@ -84,6 +84,7 @@ def test_attention_refuses_cpu_tensors_on_the_gpu_path():
 def test_block_sizes_fit_the_loops():
     """Causal loops step BLOCK_N inside a BLOCK_M diagonal (forward, dQ) and BLOCK_M inside a
     BLOCK_N diagonal (dK/dV): the configurations must keep those divisibilities."""
+    assert set(attn.FWD_CONFIGS) == set(attn.BWD_CONFIGS) == {(d, c) for d in attn.HEAD_DIMS for c in (False, True)}
     for d, cfg in attn.FWD_CONFIGS.items():
         assert cfg["BLOCK_M"] % cfg["BLOCK_N"] == 0, d
     for d, cfg in attn.BWD_CONFIGS.items():

@@ -45,7 +45,7 @@ def main(argv=None) -> int:
                 ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
             ref_g = torch.autograd.grad(ref, (q, k, v), do)
             for bm, bn, w, st in FWD[D][:2 if args.quick else None]:
-                fa.FWD_CONFIGS[D] = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=w, num_stages=st)
+                fa.FWD_CONFIGS[(D, causal)] = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=w, num_stages=st)
                 row = {"pass": "fwd", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": bm, "BLOCK_N": bn,
                        "num_warps": w, "num_stages": st}
                 try:
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
                 print(rows[-1], flush=True)
             fa.FWD_CONFIGS.update(saved_f)
             for m1, n1, m2, n2, w, st in BWD[D][:2 if args.quick else None]:
-                fa.BWD_CONFIGS[D] = dict(DKDV=(m1, n1), DQ=(m2, n2), num_warps=w, num_stages=st)
+                fa.BWD_CONFIGS[(D, causal)] = dict(DKDV=(m1, n1), DQ=(m2, n2), num_warps=w, num_stages=st)
                 row = {"pass": "bwd", "D": D, "mask": "causal" if causal else "none", "BLOCK_M1": m1, "BLOCK_N1": n1,
                        "BLOCK_M2": m2, "BLOCK_N2": n2, "num_warps": w, "num_stages": st}
                 try:
