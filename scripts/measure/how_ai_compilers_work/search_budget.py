@@ -23,7 +23,7 @@ runs single configs moved by up to ~10 %, so differences of a few percent here a
 
     python scripts/measure/how_ai_compilers_work/search_budget.py [--out PATH] [--seeds 50]
 """
-META = {"needs": "cpu", "tier": "nightly", "budget_s": 20}
+META = {"needs": "cpu", "tier": "nightly", "budget_s": 10}   # 5 s on the 2-core CI machine
 
 import math
 import os
