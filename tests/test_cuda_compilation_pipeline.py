@@ -34,6 +34,7 @@ NEW_ARTIFACTS = {
     "triage": ("triage.sh", "triage", None),
     "registers_bounds": ("registers.sh", "bounds-ptx", None),
     "registers_pressure": ("registers.sh", "pressure", None),
+    "triage_gpus": ("triage.sh", "gpus", None),
 }
 for _name, _spec in NEW_ARTIFACTS.items():
     cp.ARTIFACTS.setdefault(_name, _spec)

@@ -30,13 +30,12 @@ def contents(binary: str) -> tuple[list[str], list[str]]:
     cuobjdump = shutil.which("cuobjdump")
     if cuobjdump is None:
         raise SystemExit("triage: cuobjdump is not on PATH (it comes with nvcc: pip install -r requirements-cuda.txt)")
-    listing = subprocess.run([cuobjdump, "--list-ptx", binary], capture_output=True, text=True)
-    elf = subprocess.run([cuobjdump, "--dump-elf", binary], capture_output=True, text=True)
-    if "Could not open" in listing.stderr + elf.stderr:
-        raise SystemExit(f"triage: cannot read {binary!r}: {listing.stderr.strip()}")
-    # the ELF header names the exact target (--list-elf calls an sm_100f cubin sm_100)
-    sass = re.findall(r"^arch = (sm_\w+)$", elf.stdout, re.M)
-    ptx = ["compute_" + t[3:] for t in re.findall(r"^PTX file\s+\d+: \S+\.(sm_\w+)\.ptx$", listing.stdout, re.M)]
+    dump = subprocess.run([cuobjdump, "--dump-elf", binary], capture_output=True, text=True)
+    if "Could not open" in dump.stderr:
+        raise SystemExit(f"triage: cannot read {binary!r}: {dump.stderr.strip()}")
+    # each image's header names its exact target (--list-elf calls an sm_100f cubin sm_100)
+    sass = re.findall(r"^Fatbin elf code:\n=+\narch = (sm_\w+)$", dump.stdout, re.M)
+    ptx = ["compute_" + t[3:] for t in re.findall(r"^Fatbin ptx code:\n=+\narch = (sm_\w+)$", dump.stdout, re.M)]
     return sorted(set(sass), key=target), sorted(set(ptx), key=target)
 
 
@@ -74,6 +73,22 @@ def parse_cc(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+GPUS = [("A100", (8, 0)), ("L4", (8, 9)), ("H200", (9, 0)), ("B200", (10, 0)), ("B300", (10, 3)),
+        ("Thor", (11, 0)), ("RTX 5090", (12, 0)), ("GB10", (12, 1))]
+
+
+def table(binaries: list[str]) -> str:
+    """What each GPU of GPUS does with each binary: SASS, JIT (compiles the PTX) or - (no kernel image)."""
+    word = {"sass": "SASS", "jit": "JIT", "none": "-"}
+    width = max(len(b) for b in binaries)
+    rows = [" ".join([f"{'':<{width}}", *(f"{name:>8}" for name, _ in GPUS)]),
+            " ".join([f"{'':<{width}}", *(f"{f'{cc[0]}.{cc[1]}':>8}" for _, cc in GPUS)])]
+    for b in binaries:
+        sass, ptx = contents(b)
+        rows.append(" ".join([f"{b:<{width}}", *(f"{word[verdict(sass, ptx, cc)]:>8}" for _, cc in GPUS)]))
+    return "\n".join(rows)
+
+
 def self_check() -> int:
     """The rules on the cases the page measures or cites."""
     cases = [((["sm_80"], [], (9, 0)), "none"),               # SASS never crosses a major version
@@ -94,7 +109,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("binary", nargs="?", help="without one, the script checks its rules on known cases")
     ap.add_argument("--cc", type=parse_cc, help="compute capability of the target GPU (default: GPU 0, from nvidia-smi)")
+    ap.add_argument("--table", nargs="+", metavar="BINARY", help="instead: a table of several binaries on eight GPUs")
     args = ap.parse_args(argv)
+    if args.table:
+        print(table(args.table))
+        return 0
     if args.binary is None:
         return self_check()
     cc = args.cc or gpu_cc()

@@ -13,3 +13,16 @@ cuobjdump --list-elf --list-ptx saxpy_sm80 2>&1 || true
 python3 "$REPO/snippets/cuda_compilation_pipeline/triage.py" saxpy_sm80 --cc 9.0 || echo "exit code $?"
 python3 "$REPO/snippets/cuda_compilation_pipeline/triage.py" saxpy_sm80 --cc 8.9
 # --8<-- [end:triage]
+
+# --8<-- [start:gpus]
+# one build per row, eight GPUs per column: SASS = runs its SASS, JIT = compiles its PTX, - = no kernel image
+nvcc -fatbin saxpy.cu -o default.fatbin
+nvcc -arch=sm_90 -fatbin saxpy.cu -o arch_sm90.fatbin
+nvcc -gencode arch=compute_90,code=compute_90 -fatbin saxpy.cu -o ptx90.fatbin
+nvcc -gencode arch=compute_80,code=[sm_80,sm_90,compute_80] -fatbin saxpy.cu -o two_sass.fatbin
+nvcc -arch=sm_90a -fatbin saxpy.cu -o arch_sm90a.fatbin
+nvcc -gencode arch=compute_90a,code=sm_90a -fatbin saxpy.cu -o sm90a.fatbin
+nvcc -arch=sm_100f -fatbin saxpy.cu -o arch_sm100f.fatbin
+nvcc -gencode arch=compute_120,code=compute_120 -fatbin saxpy.cu -o ptx120.fatbin
+python3 "$REPO/snippets/cuda_compilation_pipeline/triage.py" --table *.fatbin
+# --8<-- [end:gpus]
