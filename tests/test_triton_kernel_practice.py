@@ -313,6 +313,16 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
         assert chosen[0]["ratio_cublas"] >= (1 - noise) * best["ratio_cublas"], (M, N, K, chosen[0]["config"], best["config"])
 
 
+def test_large_tile_kernel_is_slowest_on_every_inference_cell():
+    """The page says the large-tile TMA kernel is the slowest version on every cell of the inference sweep."""
+    ds = _ds("inference_sweep")
+    sweep = [r for r in ds["rows"] if r["table"] == "sweep"]
+    for cell in sorted({(r["M"], r["shape"]) for r in sweep}):
+        here = [r for r in sweep if (r["M"], r["shape"]) == cell]
+        tma = next(r for r in here if r["impl"] == "tma_large")
+        assert tma["ratio_cublas"] < min(r["ratio_cublas"] for r in here if r is not tma), cell
+
+
 def test_attention_configs_without_warp_specialization():
     """Warp specialization is off in every shipped configuration (Triton 3.6 documents it for Blackwell)."""
     assert not any(c["WARP_SPEC"] for c in fa.ATTN_CONFIGS.values())
