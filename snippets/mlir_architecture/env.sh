@@ -1,2 +1,3 @@
-export PATH="$(python3 snippets/mlir_architecture/tools.py):$PATH"   # MLIR 22 from PyPI (requirements-mlir.txt)
-cd snippets/mlir_architecture                                         # the .mlir files of this page
+# the MLIR 22 tools of requirements-mlir.txt on PATH, then into the folder of the page's .mlir files
+export PATH="$(python3 snippets/mlir_architecture/tools.py):$PATH"
+cd snippets/mlir_architecture

@@ -1,8 +1,5 @@
-"""The same layer as a torch.nn.Module, imported into MLIR by torch-mlir's FX importer.
-
-    python snippets/mlir_architecture/torch_import.py
-"""
 # --8<-- [start:import]
+# The mlp.mlir layer as a torch.nn.Module, imported into MLIR by torch-mlir's FX importer.
 import torch
 from torch_mlir import fx
 

@@ -1,8 +1,5 @@
-"""The mlp.mlir layer in JAX: lowered to StableHLO (MLIR), then compiled by XLA for the CPU.
-
-    python snippets/mlir_architecture/xla.py
-"""
 # --8<-- [start:stablehlo]
+# The mlp.mlir layer in JAX: lowered to StableHLO (MLIR), then compiled by XLA for the CPU.
 import re
 
 import jax
