@@ -418,7 +418,9 @@ def render_marker(call_src: str, lang: str) -> str:
     if not isinstance(tree, ast.Call) or not isinstance(tree.func, ast.Name) or tree.func.id not in FUNCS:
         raise DataError(f"unknown data marker: {call_src}")
     args = [_literal(a) for a in tree.args]
-    kwargs = {k.arg: _literal(k.value) for k in tree.keywords}
+    kwargs = {}
+    for k in tree.keywords:   # `**{"pass": "fwd"}` passes a column named like a Python keyword
+        kwargs.update(_literal(k.value) if k.arg is None else {k.arg: _literal(k.value)})
     return FUNCS[tree.func.id](*args, lang=lang, **kwargs)
 
 
