@@ -10,6 +10,7 @@ Hopper tensor-core instruction (HGMMA) and the bulk tensor copy (TMA), without s
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -311,6 +312,57 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
         assert chosen, f"M={M} N={N} K={K}: linear() uses {cfg}, never timed"
         best = max(here, key=lambda r: r["ratio_cublas"])
         assert chosen[0]["ratio_cublas"] >= (1 - noise) * best["ratio_cublas"], (M, N, K, chosen[0]["config"], best["config"])
+
+
+class _FakeCompiled:
+    """Stands in for kernel.warmup(...) on a CPU: its launcher takes every argument positionally, as a
+    compiled kernel's does, and runs the interpreted kernel with them bound by name. A wrapper that
+    passed its arguments in the wrong order would compute wrong results here."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        sig = inspect.signature(kernel.fn).parameters
+        self.constexprs = [n for n, p in sig.items() if "constexpr" in str(p.annotation)]
+
+    def __getitem__(self, grid):
+        def run(*args):
+            named = dict(zip(self.kernel.arg_names, args, strict=True))
+            runtime = [v for k, v in named.items() if k not in self.constexprs]
+            if runtime[0].dtype == torch.bfloat16 or (len(runtime) > 1 and runtime[1].dtype == torch.bfloat16):
+                runtime = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 and i < 2 else a
+                           for i, a in enumerate(runtime)]
+            self.kernel[grid](*runtime, **{k: named[k] for k in self.constexprs})
+        return run
+
+
+class _Warmable:
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def warmup(self, *args, grid, num_warps=4, num_stages=3, **consts):
+        return _FakeCompiled(self.kernel)
+
+
+def test_compiled_launch_paths_pass_arguments_in_signature_order(monkeypatch):
+    """The GPU path of linear() and softmax_fused() launches the compiled kernel with positional
+    arguments (the JIT's dispatch skipped); run that path on the CPU through the interpreter."""
+    monkeypatch.setattr(lin, "INTERPRET", False)
+    monkeypatch.setattr(lin, "_check", lambda *a: None)
+    monkeypatch.setattr(lin, "linear_kernel", _Warmable(lin.linear_kernel))
+    monkeypatch.setattr(lin, "_PLANS", {})
+    for dtype in (torch.float16, torch.bfloat16):
+        for M, N, K, split in ((3, 40, 96, 1), (19, 33, 200, 3)):
+            for _ in range(2):        # the first call plans, the second reuses the plan
+                lin.check(lin.linear_splitk, dtype, M, N, K, SPLIT_K=split, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+    lin.check_fp8(lin.linear_splitk, 5, 48, 96, True, SPLIT_K=2, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+    monkeypatch.setattr(sm, "INTERPRET", False)
+    monkeypatch.setattr(sm, "_check", lambda x: x if x.dim() == 2 else x.reshape(-1, x.shape[-1]))
+    monkeypatch.setattr(sm, "softmax_row_kernel", _Warmable(sm.softmax_row_kernel))
+    monkeypatch.setattr(sm, "_PLANS", {})
+    for M, N in ((5, 1), (37, 300), (4, 1025)):
+        for _ in range(2):
+            sm.check(sm.softmax_fused, M, N)
+    sm.check(sm.softmax_fused, 17, 300, transpose=True)
 
 
 def test_large_tile_kernel_is_slowest_on_every_inference_cell():
