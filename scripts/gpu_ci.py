@@ -31,8 +31,6 @@ from sitekit import ROOT, data, registry
 
 # GPU-marked code blocks on the H200 (2026-12-01: 102 s end to end). Untimed datasets run beside them.
 BLOCKS_BUDGET_S = 110
-# Datasets that compile or capture on the GPU machine but time nothing there: they may share it.
-UNTIMED = {"pytorch_compile_stack/gpu_artifacts", "pytorch_compile_stack/cpu_artifacts_torch211"}
 HISTORY = 2           # previous runs kept in each dataset, for verdicts over two runs and run-to-run noise
 
 
@@ -45,8 +43,8 @@ def chosen_datasets(args) -> list[registry.Dataset]:
 
 def plan_seconds(datasets, blocks: bool) -> tuple[int, int, int]:
     """(timed sum, untimed-beside-blocks critical path, planned wall) in seconds."""
-    timed = sum(d.budget_s for d in datasets if d.name not in UNTIMED)
-    beside = max(BLOCKS_BUDGET_S if blocks else 0, sum(d.budget_s for d in datasets if d.name in UNTIMED))
+    timed = sum(d.budget_s for d in datasets if d.timed)
+    beside = max(BLOCKS_BUDGET_S if blocks else 0, sum(d.budget_s for d in datasets if not d.timed))
     return timed, beside, timed + beside
 
 
@@ -139,7 +137,7 @@ def main(argv=None) -> int:
         return 2
     if args.plan:
         for d in datasets:
-            print(f"  {d.name:50s} {d.budget_s:5d} s  {'untimed' if d.name in UNTIMED else 'timed'}")
+            print(f"  {d.name:50s} {d.budget_s:5d} s  {'untimed' if not d.timed else 'timed'}")
         return 0
 
     try:
@@ -161,8 +159,8 @@ def main(argv=None) -> int:
     write = not args.check or args.write
     args.log.parent.mkdir(parents=True, exist_ok=True)
     drift, failed, status = [], [], 0
-    untimed = [d for d in datasets if d.name in UNTIMED]
-    timed_ds = [d for d in datasets if d.name not in UNTIMED]
+    untimed = [d for d in datasets if not d.timed]
+    timed_ds = [d for d in datasets if d.timed]
     with tempfile.TemporaryDirectory() as t, open(args.log, "w") as log, ThreadPoolExecutor(max_workers=2) as pool:
         tmp = Path(t)
         side = [pool.submit(measure, d, tmp) for d in untimed]       # beside the blocks: they time nothing

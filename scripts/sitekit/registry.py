@@ -10,6 +10,8 @@ needs:    "gpu": measured on the GPU machine by scripts/gpu_ci.py; "cpu": regene
           where it is an artifact, or measured once on the CPU machine the provenance names.
 tier:     "nightly": every GPU CI run; "weekly": too slow for the nightly budget.
 budget_s: wall seconds seen on the machine it runs on (the H200 for gpu), for planning GPU CI.
+timed:    False for a GPU dataset that times nothing on the GPU (compile artifacts, a validation run):
+          GPU CI runs it beside the code blocks instead of alone. Default True.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ class Dataset:
     needs: str = "gpu"
     budget_s: int = 120
     tier: str = "nightly"
+    timed: bool = True
 
 
 def _meta(path: Path) -> dict:
@@ -49,8 +52,10 @@ def _meta(path: Path) -> dict:
             break
     else:
         raise RegistryError(f"{rel}: no module-level META = {{'needs': ..., 'tier': ..., 'budget_s': ...}}")
-    if not isinstance(meta, dict) or set(meta) - {"needs", "tier", "budget_s"}:
-        raise RegistryError(f"{rel}: META takes only the keys needs, tier, budget_s; found {meta!r}")
+    if not isinstance(meta, dict) or set(meta) - {"needs", "tier", "budget_s", "timed"}:
+        raise RegistryError(f"{rel}: META takes only the keys needs, tier, budget_s, timed; found {meta!r}")
+    if not isinstance(meta.get("timed", True), bool):
+        raise RegistryError(f"{rel}: META timed must be True or False, found {meta.get('timed')!r}")
     if meta.get("needs", "gpu") not in NEEDS:
         raise RegistryError(f"{rel}: META needs must be one of {NEEDS}, found {meta.get('needs')!r}")
     if meta.get("tier", "nightly") not in TIERS:

@@ -20,7 +20,7 @@ the same long do_bench, so "best_ms" compares configs, not tuning noise.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 35}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 35}
 
 import math
 import multiprocessing as mp

@@ -6,7 +6,7 @@ The capture itself lives in _artifacts.py (shared by the three artifact datasets
 
     python scripts/measure/pytorch_compile_stack/cpu_artifacts_torch211.py [--out PATH]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 120}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 120, "timed": False}
 
 from measure.pytorch_compile_stack import _artifacts
 

@@ -11,7 +11,7 @@ everywhere; backward >= 0.8x cuDNN and >= 1.3x SDPA flash everywhere.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 60}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 60}
 
 import sys
 
