@@ -12,7 +12,9 @@ round-to-round spread kept when a ratio sits near a target (`bench_each_round`, 
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -51,9 +53,17 @@ def snippet_path(article: str) -> Path:
     return d
 
 
+META_LINE = re.compile(rb"(?m)^META = \{.*\}[ \t]*\n?")
+
+
+def source_hash(content: bytes) -> str:
+    """sha256 of a source file without its META line: a producer's tier or budget does not change what
+    it measures, so moving it between tiers or re-estimating its budget leaves its data current."""
+    return hashlib.sha256(META_LINE.sub(b"", content)).hexdigest()
+
+
 def sources() -> dict[str, str]:
-    """{repository path: sha256} of every module loaded so far from snippets/ or scripts/measure/."""
-    import hashlib
+    """{repository path: source_hash} of every module loaded so far from snippets/ or scripts/measure/."""
     roots = (SNIPPETS, ROOT / "scripts" / "measure")
     out = {}
     for mod in list(sys.modules.values()):
@@ -62,7 +72,7 @@ def sources() -> dict[str, str]:
             continue
         p = Path(f).resolve()
         if p.suffix == ".py" and any(p.is_relative_to(r) for r in roots) and p.name != "__init__.py":
-            out[str(p.relative_to(ROOT))] = hashlib.sha256(p.read_bytes()).hexdigest()
+            out[str(p.relative_to(ROOT))] = source_hash(p.read_bytes())
     return dict(sorted(out.items()))
 
 

@@ -11,12 +11,12 @@ data/stale.yml with the reason, which the page prints beside the provenance line
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 
 import yaml
 
 from . import DATA, ROOT
+from .measure import source_hash
 
 STALE = DATA / "stale.yml"
 HEADER = """\
@@ -34,7 +34,7 @@ def moved_sources(obj: dict) -> list[str]:
     moved = []
     for rel, sha in obj["sources"].items():
         f = ROOT / rel
-        if not f.is_file() or hashlib.sha256(f.read_bytes()).hexdigest() != sha:
+        if not f.is_file() or source_hash(f.read_bytes()) != sha:
             moved.append(rel)
     return moved
 
