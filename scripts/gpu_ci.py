@@ -165,7 +165,9 @@ def main(argv=None) -> int:
         tmp = Path(t)
         side = [pool.submit(measure, d, tmp) for d in untimed]       # beside the blocks: they time nothing
         if not args.no_blocks:
+            t_blocks = time.time()
             rc = run_blocks(ROOT / "test-artifacts" / "gpu_blocks.xml")
+            print(f"gpu_ci: GPU code blocks done in {time.time() - t_blocks:.0f} s (pytest exit {rc})", flush=True)
             if rc not in (0, 5):
                 print(f"gpu_ci: GPU code blocks failed (pytest exit {rc})", flush=True)
                 status = 1
