@@ -42,6 +42,10 @@ def on_config(config, **kwargs):
                           "from the npm registry) before building.")
     if not config.get("repo_url"):
         config["repo_url"] = _git_remote()
+    if not config.get("repo_url"):
+        # no repository to edit in (a checkout without a remote, SITE_REPO_URL unset): no "edit this
+        # page" link rather than a relative edit_uri that MkDocs rejects in strict mode
+        config["edit_uri"] = ""
     return config
 
 
