@@ -41,10 +41,11 @@ def main(argv=None) -> int:
     if args.case == "cavity":
         try:
             cavity_parameters(args.re, args.n, args.u_lid)
-        except ValueError as e:
-            ap.error(str(e))            # exit status 2, with the reason and what would work
-        if args.steps is not None and args.steps < 1:
-            ap.error("--steps must be at least 1")
+            if args.steps is not None and args.steps < 1:
+                raise ValueError(f"--steps must be at least 1, got {args.steps}")
+        except ValueError as e:         # the reason, and what would work; exit status 2 like a usage error
+            print(f"solve.py: refused: {e}", file=sys.stderr)
+            return 2
         result = cavity(args.re, args.n, args.u_lid, steps=args.steps, tol=args.tol, backend=backend, device=device)
         print(f"cavity Re={args.re:g} n={args.n}: tau={result['tau']:.4f}, {result['steps']} steps, "
               f"{result['mlups']:.1f} MLUPS, final residual {result['residual'][-1][1]:.1e}")
