@@ -62,7 +62,8 @@ TEXT = {
     "yes": {"en": "met", "zh": "达标"},
     "no": {"en": "not met", "zh": "未达标"},
     "true": {"en": "yes", "zh": "是"},
-    "one_run": {"en": "one run so far", "zh": "目前只有一次运行"},
+    "one_run": {"en": "targets judged on this run alone: the next GPU CI run confirms each or marks it unstable",
+                "zh": "达标与否目前只依据本次运行：下一次 GPU CI 运行会确认，或标为不稳定"},
     "unstable": {"en": "unstable", "zh": "不稳定"},
     "this_run": {"en": "this run", "zh": "本次"},
     "last_run": {"en": "previous run", "zh": "上次"},
@@ -129,9 +130,7 @@ def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
     prev_row = previous_row(ds, row)
     prev = prev_row.get(col) if prev_row else None
     cell = fmt_value(ds, col, cur, lang)
-    if prev is None:
-        return f'{cell} <span class="runs">({_t("one_run", lang)})</span>'
-    if bool(prev) == cur:
+    if prev is None or bool(prev) == cur:
         return cell
     of = meta.get("of")
     figs = ""
@@ -194,7 +193,11 @@ def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, s
     align = "| " + " | ".join("---:" if c in ds["metrics"] or all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows) else "---" for c in cols) + " |"
     body = ["| " + " | ".join(target_cell(ds, r, c, lang) if c.startswith("met") else fmt_value(ds, c, r.get(c), lang)
                               for c in cols) + " |" for r in rows]
-    return "\n".join([head, align, *body, "", provenance_line(ds, lang)])
+    prov = provenance_line(ds, lang)
+    targets = [c for c in cols if c.startswith("met") and any(isinstance(r.get(c), bool) for r in rows)]
+    if targets and not ds.get("history"):
+        prov = prov.replace("</p>", f' · <span class="runs">{_t("one_run", lang)}</span></p>')
+    return "\n".join([head, align, *body, "", prov])
 
 
 def value(name: str, metric: str, *, lang: str, **where) -> str:
