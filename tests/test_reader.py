@@ -321,3 +321,39 @@ def test_reader_test_sees_the_marks():
     assert "snippets/index/environment.py · check" in blocks[0].meta
     assert "needs an NVIDIA GPU" in blocks[2].meta
     shutil.rmtree(d.parent)
+
+
+README_SLUG = "triton-getting-started"
+
+
+def test_readme_reproduces_one_article(tmp_path):
+    """README.md's "Reproduce one article" lines are the pages' "Run it yourself" lines, and they work:
+    in a fresh clone of this repository's HEAD, with this test's virtual environment standing for the
+    venv + `pip install -r requirements-test.txt` lines and a copy of the vendored KaTeX/Mermaid for
+    `vendor_js.py` (which fetches them from npm)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "## Reproduce one article" in text, "README.md has no 'Reproduce one article' section"
+    section = text.split("## Reproduce one article", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1).strip()
+    assert block == reader.run_commands(README_SLUG, None), \
+        f"README's commands differ from the pages' 'Run it yourself' box:\n{block}\n---\n{reader.run_commands(README_SLUG, None)}"
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: nothing to clone")
+    clone = tmp_path / "repo"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(clone)], check=True,
+                   capture_output=True)
+    vendor = ROOT / "overrides" / "assets" / "vendor"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    t0 = time.time()
+    for line in block.split("\n"):
+        if line.startswith(("python3 -m venv", "pip install")):
+            continue                      # this test's venv is that environment
+        if line.startswith("python scripts/vendor_js.py"):
+            shutil.copytree(vendor, clone / "overrides" / "assets" / "vendor")
+            continue
+        p = subprocess.run(["bash", "-euo", "pipefail", "-c", line], cwd=clone, env=env,
+                           capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, f"README line failed in a fresh clone: {line}\n{p.stdout[-3000:]}\n{p.stderr[-2000:]}"
+        assert " passed" in p.stdout and " failed" not in p.stdout, p.stdout[-2000:]
+    print(f"README reproduce: {time.time() - t0:.0f} s")

@@ -272,12 +272,14 @@ RUN_TEXT = {
 
 
 def run_commands(slug: str, repo: str | None) -> str:
-    """The commands that reproduce one article; README.md shows the same lines (tests/test_reader.py)."""
+    """The commands that reproduce one article; README.md shows the same lines (tests/test_reader.py).
+    vendor_js.py fetches the pinned KaTeX and Mermaid the site build needs (npm)."""
     name = repo.rstrip("/").rsplit("/", 1)[-1] if repo else "REPOSITORY"
     clone = f"git clone {repo}.git && cd {name}" if repo else None
     return "\n".join(([clone] if clone else []) + [
         "python3 -m venv .venv && . .venv/bin/activate",
         "pip install -r requirements-test.txt",
+        "python scripts/vendor_js.py",
         f"python -m pytest -q tests/test_reader.py -k {slug}",
     ])
 
