@@ -25,9 +25,6 @@
     }                                                                                        \
   } while (0)
 
-constexpr int K = 32;          // values per thread
-constexpr int THREADS = 256;   // threads per block, used by the launch and by __launch_bounds__
-
 // --8<-- [start:bounds]
 // __launch_bounds__(max threads per block, min resident blocks per multiprocessor): ptxas must
 // fit MIN_BLOCKS blocks of THREADS threads in the 65536 registers of one multiprocessor,
@@ -40,6 +37,9 @@ constexpr int THREADS = 256;   // threads per block, used by the launch and by _
 // --8<-- [end:bounds]
 
 // --8<-- [start:kernel]
+constexpr int K = 32;          // values per thread
+constexpr int THREADS = 256;   // threads per block, used by the launch and by __launch_bounds__
+
 __device__ __forceinline__ void sort32(float (&v)[K]) {
 #pragma unroll
   for (int size = 2; size <= K; size <<= 1)
