@@ -165,3 +165,23 @@ def test_lbm_refuses_bad_setups():
         lbm.LBM(lbm.D2Q9, (8, 0), 0.8)
     with pytest.raises(ValueError, match="backend must be"):
         lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="numpy")
+
+
+def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
+    """FWD_CONFIGS / BWD_CONFIGS must stay within 5 % of the fastest correct row of the committed sweep
+    (data/triton_deep_dive/attention_tuning.json) for each head dim and mask."""
+    import json
+    rows = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())["rows"]
+    for (d, causal), cfg in attn.FWD_CONFIGS.items():
+        sel = [r for r in rows if r["pass"] == "fwd" and r["D"] == d and r["mask"] == ("causal" if causal else "none")
+               and r["output"] == "ok"]
+        mine = [r for r in sel if (r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"])
+                == (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"], cfg["num_stages"])]
+        assert mine and mine[0]["tflops"] >= 0.95 * max(r["tflops"] for r in sel), ("fwd", d, causal)
+    for (d, causal), cfg in attn.BWD_CONFIGS.items():
+        sel = [r for r in rows if r["pass"] == "bwd" and r["D"] == d and r["mask"] == ("causal" if causal else "none")
+               and r["output"] == "ok"]
+        key = (*cfg["DKDV"], *cfg["DQ"], cfg["num_warps"], cfg["num_stages"])
+        mine = [r for r in sel if (r["BLOCK_M1"], r["BLOCK_N1"], r["BLOCK_M2"], r["BLOCK_N2"], r["num_warps"],
+                                   r["num_stages"]) == key]
+        assert mine and mine[0]["tflops"] >= 0.95 * max(r["tflops"] for r in sel), ("bwd", d, causal)
