@@ -211,9 +211,9 @@ def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, B
 
 
 # --8<-- [start:choose]
-# Chosen from the inference sweep on the H200 (data/triton_kernel_practice/inference_gemm.json):
-# (M bucket, N, K) -> settings, the fastest within noise in both fp16 and bf16. M is rounded up
-# to the next bucket; other (N, K) take the setting of the measured shape with the nearest weight size.
+# The fastest Triton setting of each cell of the inference sweep on the H200 (fp16,
+# data/triton_kernel_practice/inference_sweep.json; a test ties the two). M is rounded up to the next
+# bucket; other (N, K) take the setting of the measured shape with the nearest weight size.
 LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, num_warps
     (1, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=False, SPLIT_K=2, num_warps=4, num_stages=4),
     (8, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),

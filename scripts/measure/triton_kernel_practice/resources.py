@@ -6,8 +6,10 @@ For each block size / num_warps / num_stages / warp-specialization choice the tu
 discusses, the page's own kernels are compiled with the installed Triton (and the ptxas it
 ships) for sm_90, and the cubin is read with its cuobjdump: registers per thread, stack frame
 (bytes of register spilling), shared memory per program, warps launched (warp specialization
-adds its own), and whether the SASS uses the Hopper tensor-core instruction (HGMMA) and the
-bulk tensor copy (TMA, UTMALDG). A program
+adds its own), and whether the SASS uses the Hopper tensor-core instructions (HGMMA for 16-bit,
+QGMMA for 8-bit operands), only the older warp-level one (HMMA), and the bulk tensor copy (TMA,
+UTMALDG). Table "linear": the inference-GEMM kernel of linear.py, plain and swapped, fp16 and FP8,
+and the FP8 TMA kernel. A program
 fits an H200 multiprocessor when its shared memory is at most 227 KiB.
 
     python scripts/measure/triton_kernel_practice/resources.py [--out data/triton_kernel_practice/resources.json]
@@ -35,6 +37,11 @@ SOFTMAX_FUSED = [  # BLOCK, ROWS, num_warps
     (16384, 1, 16), (16384, 1, 32), (65536, 1, 32)]
 SOFTMAX_ONLINE = [  # BLOCK, num_warps, STAGES, UNROLL
     (4096, 8, 1, 1), (4096, 8, 2, 1), (4096, 8, 3, 1), (4096, 8, 3, 2), (16384, 16, 2, 1)]
+LINEAR = [  # dtype, BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT, num_warps, num_stages
+    ("fp16", 16, 64, 128, False, False, 4, 4), ("fp16", 16, 64, 128, True, False, 4, 4),
+    ("fp16", 16, 64, 128, True, True, 4, 4), ("fp16", 128, 64, 64, True, True, 4, 4),
+    ("fp16", 128, 128, 64, True, True, 8, 4), ("fp8", 16, 64, 128, True, True, 4, 4),
+    ("fp8", 128, 128, 128, True, True, 8, 4)]
 ATTN = [  # HEAD_DIM, BLOCK_M, BLOCK_N, num_warps, num_stages, WARP_SPEC
     (64, 128, 64, 4, 3, False), (64, 128, 128, 8, 3, False), (64, 128, 128, 4, 2, True),
     (128, 64, 64, 4, 3, False), (128, 128, 64, 4, 3, False), (128, 128, 128, 4, 3, False),
@@ -47,7 +54,7 @@ def main(argv=None) -> int:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-    g, sm, fa = snippet("gemm"), snippet("softmax"), snippet("flash_attention")
+    g, sm, fa, lin = snippet("gemm"), snippet("softmax"), snippet("flash_attention"), snippet("linear")
     tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
     rows = []
 
@@ -68,7 +75,8 @@ def main(argv=None) -> int:
                    spill_bytes=int(re.search(r"STACK:(\d+)", usage).group(1)),
                    smem_kb=k.metadata.shared / 1024, warps=k.metadata.num_warps,
                    fits="yes" if k.metadata.shared <= SMEM_LIMIT else "no",
-                   hgmma="yes" if "HGMMA" in sass else "no", tma="yes" if "UTMALDG" in sass else "no")
+                   hgmma="yes" if "HGMMA" in sass else "no", qgmma="yes" if "QGMMA" in sass else "no",
+                   hmma="yes" if re.search(r"\bHMMA", sass) else "no", tma="yes" if "UTMALDG" in sass else "no")
         rows.append(row)
         print(row, flush=True)
 
@@ -109,6 +117,28 @@ def main(argv=None) -> int:
         divisible = [n for n in names if n not in const and n not in ("B", "H", "sm_scale")]
         build({"table": "attention", "D": D, "BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": st,
                "warp_spec": "on" if ws else "off"}, fa.attn_fwd_kernel, sig, const, divisible, w, st)
+
+    for dt, bm, bn, bk, swap, split, w, st in LINEAR:
+        el = "fp8e4nv" if dt == "fp8" else "fp16"
+        sig = {"x_ptr": f"*{el}", "w_ptr": f"*{el}", "y_ptr": "*bf16" if dt == "fp8" else "*fp16", "ws_ptr": "*fp32",
+               "cnt_ptr": "*i32", "sx_ptr": "*fp32", "sw_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+               "split_tiles": "i32", "stride_xm": "i32", "stride_wn": "i32", "stride_ym": "i32"}
+        const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SWAP_AB": swap, "SPLIT": split,
+                 "SCALE": 1 if dt == "fp8" else 0, "EVEN_K": True}
+        build({"table": "linear", "kernel": "linear", "dtype": dt, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+               "swap_ab": "on" if swap else "off", "split": "on" if split else "off", "num_warps": w, "num_stages": st},
+              lin.linear_kernel, sig, const,
+              ["x_ptr", "w_ptr", "y_ptr", "ws_ptr", "N", "K", "stride_xm", "stride_wn", "stride_ym"], w, st)
+    c = lin.FP8_TMA_CONFIG
+    bm, bn, bk = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]
+    sig = {"a_desc": f"tensordesc<fp8e4nv[{bm}, {bk}]>", "b_desc": f"tensordesc<fp8e4nv[{bn}, {bk}]>",
+           "c_desc": f"tensordesc<bf16[{bm}, {bn // 2 if c['EPI_SPLIT'] else bn}]>", "sa_ptr": "*fp32", "sb_ptr": "*fp32",
+           "M": "i32", "N": "i32", "K": "i32"}
+    const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": c["GROUP_M"], "NUM_SMS": 132, "PER_ROW": False,
+             "EPI_SPLIT": c["EPI_SPLIT"]}
+    build({"table": "linear", "kernel": "fp8_tma", "dtype": "fp8", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+           "swap_ab": "off", "split": "off", "num_warps": c["num_warps"], "num_stages": c["num_stages"]},
+          lin.fp8_tma_kernel, sig, const, ["M", "N", "K"], c["num_warps"], c["num_stages"])
 
     metrics = {
         "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
