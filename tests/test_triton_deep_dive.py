@@ -185,3 +185,11 @@ def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
         mine = [r for r in sel if (r["BLOCK_M1"], r["BLOCK_N1"], r["BLOCK_M2"], r["BLOCK_N2"], r["num_warps"],
                                    r["num_stages"]) == key]
         assert mine and mine[0]["tflops"] >= 0.95 * max(r["tflops"] for r in sel), ("bwd", d, causal)
+
+
+def test_cavity_picture_is_rendered_from_its_data():
+    """data/triton_deep_dive/ir/cavity_field.svg is render_svg() of the committed dataset, byte for byte."""
+    import json
+    from measure.triton_deep_dive import cavity_field
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "cavity_field.json").read_text())
+    assert cavity_field.render_svg(ds) == cavity_field.SVG.read_text(encoding="utf-8")
