@@ -186,8 +186,8 @@ def _key(x, w, x_scale, w_scale):
          w.data_ptr() % 16)
     if x_scale is None or w_scale is None:
         return (*k, x_scale is None, w_scale is None)
-    return (*k, x_scale.shape, x_scale.dtype, x_scale.data_ptr() % 16, w_scale.shape, w_scale.dtype,
-            w_scale.data_ptr() % 16)
+    return (*k, x_scale.shape, x_scale.stride(), x_scale.dtype, x_scale.data_ptr() % 16,
+            w_scale.shape, w_scale.stride(), w_scale.dtype, w_scale.data_ptr() % 16)
 
 
 _PLANS = {}
