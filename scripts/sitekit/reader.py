@@ -160,7 +160,7 @@ def decorate(page_html: str, lang: str, page_url: str, repo: str | None, branch:
         if run in ("cont", "output", "generated"):
             badges.append((run, TEXT[run][lang]))
         elif run == "standalone" and m.group("lang") in RUNNABLE and not (
-                attrs.get("data-shown") is not None or attrs.get("data-checked-by") or attrs.get("data-needs")):
+                attrs.get("data-shown") is not None or attrs.get("data-checked-by")):   # a block that needs a tool still runs on its own
             badges.append(("standalone", TEXT["standalone"][lang]))
         for n in attrs.get("data-needs", "").split():
             badges.append(("needs", TEXT["need"].get(n, {"en": f"needs {n}", "zh": f"需要 {n}"})[lang]))
