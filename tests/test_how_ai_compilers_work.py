@@ -161,8 +161,8 @@ def test_scripts_reject_bad_arguments():
 
 
 def test_registry_and_committed_data():
-    from sitekit.registry import DATASETS
     from sitekit import data
+    from sitekit.registry import DATASETS
     mine = {d.name: d for d in DATASETS if d.name.startswith("how_ai_compilers_work/")}
     assert set(mine) == {"how_ai_compilers_work/fusion", "how_ai_compilers_work/autotune",
                          "how_ai_compilers_work/training", "how_ai_compilers_work/search_budget"}

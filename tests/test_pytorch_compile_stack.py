@@ -15,10 +15,8 @@ import difflib
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from sitekit import ROOT
 from sitekit.data import load
 

@@ -99,7 +99,6 @@ def main(argv=None) -> int:
     ms = [by_key[key(c)]["ms"] if by_key[key(c)]["ms"] is not None else math.inf for c in space]
     pred = [by_key[key(c)]["aic_predicted_ms"] for c in space]
     best = min(ms)
-    finite = [t for t in ms if math.isfinite(t)]
     rows = []
 
     def add(route, b, dist):

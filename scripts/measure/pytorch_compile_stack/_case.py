@@ -47,6 +47,7 @@ def main(argv=None) -> int:
         sys.exit("_case.py: set TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR (the producer gives each case its own)")
 
     import torch
+
     from measure.pytorch_compile_stack import _common as C
     t_import = time.perf_counter() - T_START
     dev = torch.device(args.device)

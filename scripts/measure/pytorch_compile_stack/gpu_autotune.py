@@ -14,8 +14,9 @@ from __future__ import annotations
 
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 900}
 
-from measure.pytorch_compile_stack.gpu_workloads import measure  # noqa: E402
 from sitekit import data  # noqa: E402
+
+from measure.pytorch_compile_stack.gpu_workloads import measure  # noqa: E402
 
 NAME = data.name_of(__file__) if hasattr(data, "name_of") else "pytorch_compile_stack/gpu_autotune"
 MODES = ("max-autotune",)
