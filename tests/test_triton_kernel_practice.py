@@ -375,6 +375,21 @@ def test_large_tile_kernel_is_slowest_on_every_inference_cell():
         assert tma["ratio_cublas"] < min(r["ratio_cublas"] for r in here if r is not tma), cell
 
 
+def test_attention_configs_are_the_fastest_plain_tiles_within_noise():
+    """ATTN_CONFIGS is chosen from the tuning table without warp specialization: each shipped setting
+    must be timed there, within the dataset's noise of the fastest plain tile for its (D, mask)."""
+    ds = _ds("tuning")
+    noise = ds["metrics"]["tflops"]["noise"]
+    plain = [r for r in ds["rows"] if r["table"] == "attention" and r["warp_spec"] == "off" and r.get("tflops")]
+    for (D, causal), c in fa.ATTN_CONFIGS.items():
+        here = [r for r in plain if r["D"] == D and r["mask"] == ("causal" if causal else "none")]
+        chosen = [r for r in here if (r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"]) ==
+                  (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"])]
+        assert chosen, f"D={D} causal={causal}: {c} was never timed without warp specialization"
+        best = max(here, key=lambda r: r["tflops"])
+        assert chosen[0]["tflops"] >= (1 - noise) * best["tflops"], (D, causal, chosen[0], best)
+
+
 def test_attention_configs_without_warp_specialization():
     """Warp specialization is off in every shipped configuration (Triton 3.6 documents it for Blackwell)."""
     assert not any(c["WARP_SPEC"] for c in fa.ATTN_CONFIGS.values())
