@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Choose the fused softmax's launch settings (rows per program, num_warps) for each row width.
+"""The fused softmax's launch settings (rows per program, num_warps) at 4,096 rows, and its launch cost.
 
 Times every candidate (ROWS, num_warps) of snippets/triton_kernel_practice/softmax.py's
 softmax_row_kernel on fp32 M=4096 rows, N in {1024, 2048, 4096, 8192, 12288}, beside
 torch.softmax, with the same method as the softmax dataset (do_bench median, L2 flushed,
 output checked first). Writes every timing to data/triton_kernel_practice/softmax_launch.json and prints the
-fastest setting per power-of-two block width; with --write-snippet it also rewrites
-fused_launch() in the snippet to use them.
+fastest setting per power-of-two block width. (The launch table the snippet uses, FUSED_LAUNCH, comes
+from the wider sweep of softmax_widths.py, at 4,096 and 32,768 rows.)
 
 It also times, at N=1024, the whole Python wrapper against a bare kernel launch and torch,
 with do_bench and inside a CUDA graph over eight rotating inputs: the graph leaves out the
@@ -16,18 +16,17 @@ wrapper, a bare JIT launch, a precompiled kernel handle, torch.softmax, torch.em
 the GPU time of the 256 MB L2 flush do_bench runs before every timed call. While a call's host
 cost stays below the flush, the GPU never waits for the host and do_bench times the kernel alone.
 
-    python scripts/measure/triton_kernel_practice/softmax_launch.py [--out PATH] [--write-snippet]
+    python scripts/measure/triton_kernel_practice/softmax_launch.py [--out PATH]
 """
 from __future__ import annotations
 
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 60}
 
-import re
 import sys
 
 from sitekit import data  # noqa: E402
 
-from measure.triton_kernel_practice._common import SNIPPETS, bench_rounds, need_gpu, snippet, write
+from measure.triton_kernel_practice._common import bench_rounds, need_gpu, snippet, write
 
 NAME = "triton_kernel_practice/softmax_launch"
 
@@ -110,7 +109,6 @@ def flush_us() -> float:
 
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
-    ap.add_argument("--write-snippet", action="store_true", help="rewrite fused_launch() with the fastest settings")
     args = ap.parse_args(argv)
     need_gpu("softmax_launch")
     import torch
@@ -190,21 +188,6 @@ def main(argv=None) -> int:
           rows, args.out, argv, __file__)
 
     print("fastest per block width:", best)
-    if args.write_snippet:
-        path = SNIPPETS / "softmax.py"
-        text = path.read_text()
-        lines = ['def fused_launch(block: int) -> tuple[int, int]:',
-                 '    """(ROWS, num_warps) by row width: the fastest of a sweep on the H200',
-                 '    (scripts/measure/triton_kernel_practice/softmax_launch.py)."""']
-        for b in sorted(best):
-            lines.append(f"    if block <= {b}:")
-            lines.append(f"        return {best[b][0]}, {best[b][1]}")
-        lines.append("    return 1, 32       # wider rows: the most threads, fewest values per thread")
-        new, n = re.subn(r"def fused_launch\(block: int\).*?(?=\n\n\ndef softmax_fused)", "\n".join(lines), text, flags=re.S)
-        if n != 1:
-            sys.exit("softmax_launch: fused_launch() not found in the snippet")
-        path.write_text(new)
-        print(f"rewrote fused_launch() in {path}")
     return 0
 
 
