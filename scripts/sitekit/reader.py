@@ -41,6 +41,11 @@ TEXT = {
         "mpirun": {"en": "needs MPI (mpirun)", "zh": "需要 MPI（mpirun）"},
         "mlir-opt": {"en": "needs mlir-opt", "zh": "需要 mlir-opt"},
         "network": {"en": "needs network access", "zh": "需要联网"},
+        "oneapi-wheels": {"en": "needs the oneAPI wheels (pip install -r requirements-oneapi.txt)",
+                          "zh": "需要 oneAPI 的 wheel（pip install -r requirements-oneapi.txt）"},
+        "openmpi": {"en": "needs Open MPI (apt install openmpi-bin libopenmpi-dev)",
+                    "zh": "需要 Open MPI（apt install openmpi-bin libopenmpi-dev）"},
+        "intel-gpu": {"en": "needs an Intel GPU", "zh": "需要 Intel GPU"},
     },
 }
 
