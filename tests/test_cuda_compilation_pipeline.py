@@ -27,18 +27,6 @@ from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
 # Blocks added for the review of issue 10 (device link and -rdc, CUDA 13.0's dropped targets, the
 # "no kernel image" triage, launch bounds in PTX). Their artifacts are written by the same machinery
 # (cp.write_artifacts); they belong in the producer's ARTIFACTS list and are registered here until then.
-NEW_ARTIFACTS = {
-    "linking_register": ("linking.sh", "register", None),
-    "linking_rdc": ("linking.sh", "rdc", None),
-    "gencode_dropped": ("gencode.sh", "dropped", None),
-    "triage": ("triage.sh", "triage", None),
-    "registers_bounds": ("registers.sh", "bounds-ptx", None),
-    "registers_pressure": ("registers.sh", "pressure", None),
-    "triage_gpus": ("triage.sh", "gpus", None),
-}
-for _name, _spec in NEW_ARTIFACTS.items():
-    cp.ARTIFACTS.setdefault(_name, _spec)
-
 ME = "tests/test_cuda_compilation_pipeline.py"
 PAGES = [DOCS / lang / "cuda-compilation-pipeline.md" for lang in ("en", "zh")]
 IR = DATA / "cuda_compilation_pipeline" / "ir"

@@ -167,6 +167,9 @@ def provenance_line(ds: dict, lang: str) -> str:
         parts.append(f"{_t('driver', lang)} {p['driver']}")
     if p.get("cuda"):
         parts.append(f"CUDA {p['cuda']}")
+    tool = ds.get("toolchain") or p.get("toolchain")      # e.g. the nvcc that built the CUDA page's binaries
+    if tool:
+        parts.append(html.escape(str(tool)))
     for k, name in (("torch", "torch"), ("triton", "Triton"), ("python", "Python")):
         if p.get(k):
             parts.append(f"{name} {p[k]}")

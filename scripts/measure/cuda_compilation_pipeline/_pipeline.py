@@ -352,6 +352,13 @@ ARTIFACTS = {
     "vector_sass": ("vector.sh", "vector-sass", None),
     "gencode_list": ("gencode.sh", "gencode", None),
     "wgmma": ("gencode.sh", "wgmma", None),
+    "gencode_dropped": ("gencode.sh", "dropped", None),
+    "linking_register": ("linking.sh", "register", None),
+    "linking_rdc": ("linking.sh", "rdc", None),
+    "registers_bounds": ("registers.sh", "bounds-ptx", None),
+    "registers_pressure": ("registers.sh", "pressure", None),
+    "triage": ("triage.sh", "triage", None),
+    "triage_gpus": ("triage.sh", "gpus", None),
 }
 DERIVED = {"dryrun_steps": ("dryrun", dryrun_steps), "cfg_mermaid": ("cfg", cfg_mermaid)}
 
