@@ -260,3 +260,10 @@ def test_check_and_verdict_markers_follow_the_data(monkeypatch):
     assert [render.verdict("art/ds", "x", {"case": c}, lang="en") for c in ("fast", "same", "slow")] == \
         ["faster", "slower", "no measurable difference"][0:1] + ["no measurable difference", "slower"]
     assert render.verdict("art/ds", "x", {"case": "fast"}, lang="zh") == "更快"
+
+
+def test_gpu_ci_unknown_dataset_is_one_clear_line():
+    p = subprocess.run([sys.executable, "scripts/gpu_ci.py", "--only", "nope/nothing", "--plan"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "unknown dataset 'nope/nothing'" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
