@@ -14,7 +14,7 @@ sudo apt-get update
 # --8<-- [start:toolkits]
 # whole toolkits (several GB each) ...
 sudo apt-get install -y intel-oneapi-base-toolkit      # icx/icpx, oneMKL, oneDNN, oneTBB, oneCCL, DPCT, VTune, Advisor ...
-sudo apt-get install -y intel-oneapi-hpc-toolkit       # adds Intel MPI, ifx (Fortran), Inspector
+sudo apt-get install -y intel-oneapi-hpc-toolkit       # adds Intel MPI and ifx (Fortran)
 # --8<-- [end:toolkits]
 
 # --8<-- [start:components]
