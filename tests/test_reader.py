@@ -287,6 +287,11 @@ def test_every_block_runs_as_the_page_says(site, slug, tmp_path_factory):
             failures.append(f"{url}: page not built")
             continue
         blocks = read_blocks(site, url)
+        for b in blocks:        # every file link resolves on the site itself (offline download)
+            for href in b.links:
+                target = urlparse(urljoin("http://site/" + url, href)).path.lstrip("/")
+                if not (site / target).is_file():
+                    failures.append(f"{b.where()}\n  links {href}, which the built site does not have")
         progs, notes, problems = programs(blocks, lang)
         failures += problems
         for prog in progs:

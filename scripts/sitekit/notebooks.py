@@ -28,7 +28,7 @@ from .render import render_page
 FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 MARK = re.compile(r"^\s*<!--\s*(pytest\.mark\.\w+(?:\(.*\))?|pytest-codeblocks:[\w-]+)\s*-->\s*$")
 COMMENT = re.compile(r"^\s*<!--.*?-->\s*$", re.M)
-ATTR = re.compile(r"\s*\{\s*#[^}]*\}\s*$", re.M)
+ATTR = re.compile(r"^(#{1,6}[ \t].*?)[ \t]*\{[ \t]*#[^}\n]*\}[ \t]*$", re.M)   # a heading's { #id }
 ATTR_LIST = re.compile(r"(?<=\))\{\s*[.#:][^}]*\}|(?<=\])\{\s*[.#:][^}]*\}")
 ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[\w-]+:\s?")
 BLOCK = re.compile(r'^(?P<indent>[ \t]*)(?P<kind>!!!|\?\?\?\+?|===\+?)\s*(?P<type>[\w-]*)\s*(?:"(?P<title>[^"]*)")?\s*$')
@@ -139,7 +139,7 @@ def _marks(raw: list[str]) -> dict:
 
 def _cells(text: str, lang: str, slug: str) -> list[dict]:
     text = FRONT.sub("", text)
-    text = ATTR.sub("", text)
+    text = ATTR.sub(r"\1", text)
     text = render_page(text, lang, f"{lang}/{slug}.md")
     text = plain_markdown(text, lang, slug)
     text = _normalize_info_strings(text)
@@ -174,7 +174,12 @@ def _cells(text: str, lang: str, slug: str) -> list[dict]:
         marks = _marks(pending)
         pending = []
         shown = "display" in marks or "checked_by" in marks or "expected-output" in marks
-        if info in ("python", "py") and not shown:
+        if (info in ("python", "py") and not shown and "cont" in marks and cells
+                and cells[-1]["cell_type"] == "code" and body[:1] in (" ", "\t")):
+            # continues a class or function body (a method of the class above): a cell cannot start
+            # indented, so it joins the cell above; the prose between them follows that cell
+            cells[-1]["source"] += "\n" + body
+        elif info in ("python", "py") and not shown:
             flush()
             needs = list(marks.get("needs", ())) + (["gpu"] if "gpu" in marks else [])
             if "cont" in marks:
