@@ -267,7 +267,8 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
         fy = lambda v: T + ph - (math.log(v) - math.log(ylo)) / (math.log(yhi) - math.log(ylo)) * ph
         yticks = [logy ** k for k in range(math.ceil(math.log(ylo, logy)), math.floor(math.log(yhi, logy)) + 1)]
     else:
-        ylo, yhi = 0.0, max(ys) * 1.08
+        # from 0, or below it when the data go negative (a velocity profile); unchanged for data >= 0
+        ylo, yhi = min(0.0, min(ys) * 1.08), max(0.0, max(ys)) * 1.08
         fy = lambda v: T + ph - (v - ylo) / (yhi - ylo) * ph
         yticks = _nice_ticks(ylo, yhi)
     out = [f'<svg class="data-plot" viewBox="0 0 {W} {H}" role="img" xmlns="http://www.w3.org/2000/svg" '
@@ -302,6 +303,8 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
             out.append(f'<text x="{L + slot * (i + .5):.1f}" y="{T + ph + 18}" text-anchor="middle">{fmt_value(ds, x, c, lang)}</text>')
     out.append(f'<line x1="{L}" x2="{L + pw}" y1="{T + ph}" y2="{T + ph}" stroke="currentColor" stroke-opacity=".6"/>')
     out.append(f'<line x1="{L}" x2="{L}" y1="{T}" y2="{T + ph}" stroke="currentColor" stroke-opacity=".6"/>')
+    if not logy and ylo < 0:   # the zero line, where the axis does not start at 0
+        out.append(f'<line x1="{L}" x2="{L + pw}" y1="{fy(0):.1f}" y2="{fy(0):.1f}" stroke="currentColor" stroke-opacity=".6"/>')
     for gi, (g, grs) in enumerate(groups.items()):
         color = PALETTE[gi % len(PALETTE)]
         if numeric_x:
