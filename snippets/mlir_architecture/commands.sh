@@ -36,6 +36,11 @@ mlir-opt tosa.mlir --pass-pipeline='builtin.module(func.func(tosa-to-linalg))' 2
 mlir-opt tosa.mlir --pass-pipeline='builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith),canonicalize)'
 # --8<-- [end:tosa-ok]
 
+# --8<-- [start:gpu]
+# outline the gpu.launch body into a kernel in a gpu.module, then lower that module to llvm + nvvm
+mlir-opt gpu.mlir --pass-pipeline='builtin.module(gpu-kernel-outlining,gpu.module(convert-gpu-to-nvvm))'
+# --8<-- [end:gpu]
+
 # --8<-- [start:triton-dump]
 # every pass triton.compile runs, in order: MLIR_ENABLE_DUMP=1 prints the IR before each one on stderr
 # (TRITON_ALWAYS_COMPILE=1: compile even when the kernel is in the cache, or nothing runs)

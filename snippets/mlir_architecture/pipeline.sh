@@ -14,6 +14,12 @@ mlir-opt mlp.mlir --one-shot-bufferize=bufferize-function-boundaries \
   --convert-linalg-to-loops
 # --8<-- [end:loops]
 
+# --8<-- [start:affine]
+# the same step into the affine dialect: loop bounds and subscripts are affine functions of the indices
+mlir-opt mlp.mlir --one-shot-bufferize=bufferize-function-boundaries \
+  --convert-linalg-to-affine-loops
+# --8<-- [end:affine]
+
 # --8<-- [start:cf]
 mlir-opt mlp.mlir --one-shot-bufferize=bufferize-function-boundaries \
   --convert-linalg-to-loops --convert-scf-to-cf
