@@ -198,7 +198,7 @@ def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, s
                               for c in cols) + " |" for r in rows]
     prov = provenance_line(ds, lang)
     targets = [c for c in cols if c.startswith("met") and any(isinstance(r.get(c), bool) for r in rows)]
-    if targets and not ds.get("history"):
+    if targets and not any(previous_row(ds, r) for r in rows):
         prov = prov.replace("</p>", f' · <span class="runs">{_t("one_run", lang)}</span></p>')
     return "\n".join([head, align, *body, "", prov])
 
@@ -229,7 +229,7 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     ticks, t = [], start
     while t <= hi + 1e-9 * step:
         if t >= lo - 1e-9 * step:
-            ticks.append(round(t, 10))
+            ticks.append(round(t, 10) + 0.0)   # + 0.0: a tick at -0.0 prints as 0
         t += step
     return ticks
 
