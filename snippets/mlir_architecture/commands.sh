@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every command of the page "MLIR Architecture", section by section (each page block is env.sh + one section).
-#   bash snippets/mlir_architecture/commands.sh      (from the repository root; prints every section's output)
+# Every command of the page "MLIR Architecture", section by section
+# (each page block is env.sh + one section). From the repository root:
+#   bash snippets/mlir_architecture/commands.sh
 set -euo pipefail
 source snippets/mlir_architecture/env.sh
 
@@ -9,7 +10,7 @@ mlir-opt --version
 # --8<-- [end:version]
 
 # --8<-- [start:custom]
-mlir-opt basics.mlir                        # parse, verify, print back in the custom (pretty) form
+mlir-opt basics.mlir              # parse, verify, print back in the custom (pretty) form
 # --8<-- [end:custom]
 
 # --8<-- [start:generic]
@@ -27,23 +28,27 @@ mlir-opt effects.mlir --canonicalize --cse
 
 # --8<-- [start:tosa-fail]
 # TOSA -> linalg: the elementwise pass alone has no pattern for tosa.matmul
-mlir-opt tosa.mlir --pass-pipeline='builtin.module(func.func(tosa-to-linalg))' 2>&1 >/dev/null \
-  || echo "mlir-opt exit status: $?"
+mlir-opt tosa.mlir --pass-pipeline='builtin.module(func.func(tosa-to-linalg))' \
+  2>&1 >/dev/null || echo "mlir-opt exit status: $?"
 # --8<-- [end:tosa-fail]
 
 # --8<-- [start:tosa-ok]
-# the named-op pass first (matmul -> linalg.batch_matmul), then the elementwise one (clamp -> linalg.generic)
-mlir-opt tosa.mlir --pass-pipeline='builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith),canonicalize)'
+# the named-op pass first (matmul -> linalg.batch_matmul),
+# then the elementwise one (clamp -> linalg.generic)
+mlir-opt tosa.mlir --pass-pipeline='builtin.module(
+    func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith),canonicalize)'
 # --8<-- [end:tosa-ok]
 
 # --8<-- [start:gpu]
-# outline the gpu.launch body into a kernel in a gpu.module, then lower that module to llvm + nvvm
-mlir-opt gpu.mlir --pass-pipeline='builtin.module(gpu-kernel-outlining,gpu.module(convert-gpu-to-nvvm))'
+# outline the gpu.launch body into a kernel in a gpu.module, then lower it to llvm + nvvm
+mlir-opt gpu.mlir \
+  --pass-pipeline='builtin.module(gpu-kernel-outlining,gpu.module(convert-gpu-to-nvvm))'
 # --8<-- [end:gpu]
 
 # --8<-- [start:triton-dump]
-# every pass triton.compile runs, in order: MLIR_ENABLE_DUMP=1 prints the IR before each one on stderr
-# (TRITON_ALWAYS_COMPILE=1: compile even when the kernel is in the cache, or nothing runs)
+# every pass triton.compile runs, in order: MLIR_ENABLE_DUMP=1 prints the IR before each
+# one on stderr (TRITON_ALWAYS_COMPILE=1: compile even if the kernel is in the cache)
 TRITON_ALWAYS_COMPILE=1 MLIR_ENABLE_DUMP=1 python3 triton_stages.py 2>&1 >/dev/null \
-  | grep -oE "IR Dump Before [A-Za-z0-9]+ \([A-Za-z0-9-]+\)" | cut -d' ' -f4- | awk '{ printf "%2d %s\n", NR, $0 }'
+  | grep -oE "IR Dump Before [A-Za-z0-9]+ \([A-Za-z0-9-]+\)" | cut -d' ' -f4- \
+  | awk '{ printf "%2d %s\n", NR, $0 }'
 # --8<-- [end:triton-dump]

@@ -1,8 +1,9 @@
 """A rewrite pattern written in Python, run by MLIR's own greedy pattern driver.
 
-The MLIR Python bindings (here from the PyPI wheel iree-base-compiler, which ships the upstream
-bindings as iree.compiler.ir / .rewrite / .dialects) let a Python function be a pattern: it gets
-each matching op and a PatternRewriter, and returns a falsy value when it rewrote something.
+The MLIR Python bindings (here from the PyPI wheel iree-base-compiler, which ships the
+upstream bindings as iree.compiler.ir / .rewrite / .dialects) let a Python function be a
+pattern: it gets each matching op and a PatternRewriter, and returns a falsy value when it
+rewrote something.
 
     python snippets/mlir_architecture/rewrite.py
 """
@@ -28,16 +29,16 @@ func.func @shared(%a: f32, %x: f32, %y: f32) -> (f32, f32) {
 def fuse_mul_add(add, rewriter):
     """addf(mulf(a, b), c) -> math.fma(a, b, c) when the product has no other use."""
     for product, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
-        mul = product.owner                     # the op that defines this operand (an OpView)
+        mul = product.owner                   # the op that defines this operand
         if not isinstance(mul, arith.MulFOp):
             continue
-        if len(list(product.uses)) != 1:        # the product is needed elsewhere: leave it
+        if len(list(product.uses)) != 1:      # the product is needed elsewhere
             continue
-        with rewriter.ip, add.location:         # build the new op right where the old one is
+        with rewriter.ip, add.location:       # build the new op where the old one is
             fma = math.fma(mul.lhs, mul.rhs, other)
         rewriter.replace_op(add, [fma])
-        return False                            # falsy: matched and rewritten
-    return True                                 # truthy: no match
+        return False                          # falsy: matched and rewritten
+    return True                               # truthy: no match
 
 
 def fuse(module_text: str) -> str:
@@ -45,7 +46,8 @@ def fuse(module_text: str) -> str:
         module = ir.Module.parse(module_text)
         patterns = RewritePatternSet()
         patterns.add(arith.AddFOp, fuse_mul_add)
-        apply_patterns_and_fold_greedily(module, patterns.freeze())   # the dead mulf is erased too
+        # MLIR's greedy driver: applies the patterns, folds, and erases the dead mulf
+        apply_patterns_and_fold_greedily(module, patterns.freeze())
         assert module.operation.verify()
         return str(module)
 # --8<-- [end:pattern]

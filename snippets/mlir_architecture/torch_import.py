@@ -1,5 +1,5 @@
 # --8<-- [start:import]
-# The mlp.mlir layer as a torch.nn.Module, imported into MLIR by torch-mlir's FX importer.
+# The mlp.mlir layer as a torch.nn.Module, imported into MLIR by torch-mlir.
 import torch
 from torch_mlir import fx
 
@@ -11,6 +11,7 @@ class Layer(torch.nn.Module):
 
 
 x, w = torch.ones(4, 3), torch.ones(3, 2)
-print(fx.export_and_import(Layer(), x, w))                                    # torch dialect
-print(fx.export_and_import(Layer(), x, w, output_type="linalg-on-tensors"))  # linalg + arith + tensor
+print(fx.export_and_import(Layer(), x, w))           # the torch dialect
+print(fx.export_and_import(Layer(), x, w,            # linalg, arith and tensor
+                           output_type="linalg-on-tensors"))
 # --8<-- [end:import]

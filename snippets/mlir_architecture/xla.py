@@ -1,5 +1,5 @@
 # --8<-- [start:stablehlo]
-# The mlp.mlir layer in JAX: lowered to StableHLO (MLIR), then compiled by XLA for the CPU.
+# The mlp.mlir layer in JAX: lowered to StableHLO (MLIR), then compiled by XLA (CPU).
 import re
 
 import jax
@@ -20,9 +20,11 @@ print(lowered.as_text())            # StableHLO: the MLIR module JAX hands to XL
 
 # --8<-- [start:hlo]
 def without_metadata(hlo: str) -> str:
-    """XLA's HLO text without source locations and stack-frame tables (they name this file's path)."""
+    """XLA's HLO text without source locations and stack-frame tables (they name
+    this file's path)."""
     hlo = re.sub(r", metadata=\{[^}]*\}", "", hlo)
-    hlo = re.sub(r"(?ms)^(FileNames|FunctionNames|FileLocations|StackFrames)\n.*?\n\n", "", hlo)
+    tables = r"(?ms)^(FileNames|FunctionNames|FileLocations|StackFrames)\n.*?\n\n"
+    hlo = re.sub(tables, "", hlo)
     return re.sub(r", backend_config=\{.*\}", "", hlo)
 
 
