@@ -34,6 +34,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
+import blockstats
 import needs
 from sitekit import DOCS, LANGS, ROOT
 from sitekit import reader
@@ -294,9 +295,17 @@ def test_every_block_runs_as_the_page_says(site, slug, tmp_path_factory):
                     failures.append(f"{b.where()}\n  links {href}, which the built site does not have")
         progs, notes, problems = programs(blocks, lang)
         failures += problems
+        for n in notes:      # the end-of-run summary of code blocks (tests/conftest.py)
+            blockstats.RESULTS.append({"id": f"built {n.split(':', 1)[0]}", "outcome": "skipped"
+                                       if "needs" in n or "需要" in n else "display",
+                                       "reason": "built page: " + n.split(": ", 1)[-1][:80]})
         for prog in progs:
+            fresh = prog.key() not in _RESULTS
             outcome, detail = run_program(site, url, prog, scratch)
             ran += 1
+            blockstats.RESULTS.append({"id": f"built {prog.blocks[0].page}#{prog.blocks[0].index}",
+                                       "outcome": outcome if fresh else "display",
+                                       "reason": "" if fresh else "built page: same program as the other language's"})
             if outcome != "passed":
                 b = prog.blocks[0]
                 cont = f" + {len(prog.blocks) - 1} block(s) continuing it" if len(prog.blocks) > 1 else ""
