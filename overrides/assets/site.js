@@ -70,7 +70,10 @@
       .then(function (m) {
         var mermaid = m.default;
         mermaid.initialize({ startOnLoad: false, theme: scheme(), securityLevel: "strict",
-                             fontFamily: getComputedStyle(document.body).fontFamily });
+                             fontFamily: getComputedStyle(document.body).fontFamily,
+                             // a long group title wraps onto two or three lines: leave it room
+                             // instead of drawing the group's first boxes over it
+                             flowchart: { subGraphTitleMargin: { top: 4, bottom: 30 } } });
         return mermaid.run({ nodes: nodes });
       })
       .then(function () { nodes.forEach(fitDiagram); document.body.setAttribute("data-diagrams", "rendered"); })
