@@ -223,9 +223,11 @@ def test_gpu_ci_writes_with_history_and_reports_flipped_targets(tmp_path):
     gpu_ci = _gpu_ci()
     metrics = {"ratio": {"unit": "×", "noise": 0.05}, "met": {"unit": "bool", "noise": 0, "of": "ratio", "target": 1.0}}
     old = data.new("art/ds", metrics, [{"case": "a", "ratio": 1.2, "ratio_spread": 0.02, "met": True}])
+    old["sources"] = {"scripts/measure/art/ds.py": "0" * 64}     # both runs measured the same code
     (tmp_path / "art").mkdir()
     data.write(old, tmp_path / "art" / "ds.json")
     new = data.new("art/ds", metrics, [{"case": "a", "ratio": 0.5, "ratio_spread": 0.02, "met": False}])
+    new["sources"] = dict(old["sources"])
     d = registry.Dataset(name="art/ds", script="x.py")
     moved = gpu_ci.store(d, new, write=True, data_dir=tmp_path)
     assert any("target flipped" in m for m in moved) and any("ratio" in m and "measured noise" in m for m in moved)
@@ -237,6 +239,9 @@ def test_gpu_ci_writes_with_history_and_reports_flipped_targets(tmp_path):
     assert "不稳定" in render.target_cell(written, written["rows"][0], "met", "zh")
     # with one run only, the table says so once, under the table
     assert "unstable" not in render.target_cell(old, old["rows"][0], "met", "en")
+    # a previous run of other code is no second opinion: the verdict stands on this run
+    other = {**written, "sources": {"scripts/measure/art/ds.py": "1" * 64}}
+    assert "unstable" not in render.target_cell(other, other["rows"][0], "met", "en")
 
 
 def test_figure_noise_comes_from_measured_spread():

@@ -177,8 +177,16 @@ def case_key(row: dict, metrics: dict) -> str:
     return json.dumps(params_of(row, metrics), sort_keys=True)
 
 
+def sources_digest(ds: dict) -> str | None:
+    """One hash of all the sources a dataset was measured with (None for data that recorded none)."""
+    if not ds.get("sources"):
+        return None
+    import hashlib
+    return hashlib.sha256(json.dumps(ds["sources"], sort_keys=True).encode()).hexdigest()[:16]
+
+
 def summary(ds: dict) -> dict:
-    """One past run of a dataset, kept small: when, which commit, and its checked figures per case."""
+    """One past run of a dataset, kept small: when, which commit and code, and its checked figures per case."""
     checked = [m for m, meta in ds["metrics"].items() if meta.get("check") is not False]
     rows = []
     for r in ds["rows"]:
@@ -187,12 +195,14 @@ def summary(ds: dict) -> dict:
         if figs:
             rows.append({**params_of(r, ds["metrics"]), **figs})
     p = ds["provenance"]
-    return {"date": p.get("date"), "commit": p.get("commit"), "rows": rows}
+    return {"date": p.get("date"), "commit": p.get("commit"), "sources": sources_digest(ds), "rows": rows}
 
 
 def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
-    """The same case in the run `back` entries into the dataset's history (0 = the run before this one)."""
-    hist = ds.get("history") or []
+    """The same case in the run `back` entries into the dataset's history (0 = the run before this one),
+    counting only runs of the same code (same sources digest): a run of older code is no second opinion."""
+    digest = sources_digest(ds)
+    hist = [h for h in ds.get("history") or [] if digest is not None and h.get("sources") == digest]
     if back >= len(hist):
         return None
     key = case_key(row, ds["metrics"])
