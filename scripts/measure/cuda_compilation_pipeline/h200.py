@@ -21,7 +21,7 @@ finds it: the PyPI wheels, or CUDA_PIPELINE_HOME on a machine with its own CUDA 
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 60}
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 70}
 
 import json
 import os

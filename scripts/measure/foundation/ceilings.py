@@ -11,7 +11,7 @@ output checked against a reference before it is timed.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 25}
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 18}
 
 import sys
 

@@ -15,7 +15,7 @@
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 35}
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 28}
 
 import sys
 import time

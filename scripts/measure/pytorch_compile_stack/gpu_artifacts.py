@@ -6,7 +6,7 @@ The capture itself lives in _artifacts.py (shared by the three artifact datasets
 
     python scripts/measure/pytorch_compile_stack/gpu_artifacts.py [--out PATH]
 """
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 40, "timed": False}
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 25, "timed": False}
 
 from measure.pytorch_compile_stack import _artifacts
 

@@ -9,7 +9,7 @@ in lid units, steps, time. Target (issue 14): deviation < 0.02 on both centre li
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 15, "timed": False}
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 10, "timed": False}
 
 from sitekit import data, measure
 

@@ -10,7 +10,7 @@ kernel >= 1.2x SDPA's flash backend.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 15}
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 18}
 
 import sys
 

@@ -12,7 +12,7 @@ bandwidth measured in this run.
 
     python scripts/measure/triton_kernel_practice/inference_gemm.py [--out data/triton_kernel_practice/inference_gemm.json]
 """
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 35}   # 29 s on the H200, 2026-12-01, process start included
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 30}   # 29 s on the H200, 2026-12-01, process start included
 
 import sys
 

@@ -12,7 +12,7 @@ run for 2048 <= N <= 32768 at 4,096 rows; >= 0.64x copy at N = 65536.
 
     python scripts/measure/triton_kernel_practice/softmax.py [--out data/triton_kernel_practice/softmax.json]
 """
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 30}   # 26 s on the H200, 2026-12-01, process start included
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 28}   # 26 s on the H200, 2026-12-01, process start included
 
 import sys
 
