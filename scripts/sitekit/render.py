@@ -98,7 +98,11 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
         if isinstance(v, int):
             return f"{v:,}"
         return f"{v:.3g}"
-    return html.escape(label(v, lang))
+    # "4096^3" in a dataset reads 4096³ on the page (also inside SVG text, where <sup> does not exist)
+    return re.sub(r"\^(\d+)", lambda m: m.group(1).translate(SUPERSCRIPT), html.escape(label(v, lang)))
+
+
+SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def column_title(ds: dict, col: str, lang: str) -> str:
