@@ -218,6 +218,8 @@ def test_page_loads_clean_and_renders(browser, server, lang, slug, path):
             assert not gaps, f"{len(gaps)} space(s) between two CJK characters, e.g. {gaps[:5]}"
             font = page.evaluate("getComputedStyle(document.querySelector('.md-typeset p') || document.body).fontFamily")
             assert "Noto Sans CJK SC" in font and "PingFang SC" in font, f"CJK font stack not applied: {font}"
+        small = _small_figure_text(page, 11)
+        assert not small, f"diagram or plot text below 11 px at 1280 px width: {small}"
         problems = page.evaluate(CODE_LINES)
         assert not problems, f"code blocks without their visible file/badge line: {problems[:5]}"
         # the build always has a repository URL (CI's, or conftest's stand-in)
@@ -306,7 +308,12 @@ def _figure_pages():
             if any(m in (DOCS / lang / f"{slug}.md").read_text(encoding="utf-8") for m in ("```mermaid", "{{ plot("))]
 
 
-@pytest.mark.parametrize("width,least", [(1280, 11), (390, 9)])
+def _small_figure_text(page, least: float) -> list[str]:
+    out = [f"diagram {i}: {px:.1f} px" for i, px in enumerate(page.evaluate(DIAGRAM_FONT)) if px < least]
+    return out + [f"plot {i}: {px:.1f} px" for i, px in enumerate(page.evaluate(PLOT_FONT)) if px < least - 0.05]
+
+
+@pytest.mark.parametrize("width,least", [(390, 9)])   # 1280 px (11 px): test_page_loads_clean_and_renders
 def test_diagram_text_is_readable(browser, server, width, least):
     """Mermaid labels and plot text at least 11 px on a desktop and 9 px on a phone: a wide diagram
     or plot scrolls sideways in its box instead of shrinking."""
@@ -318,12 +325,7 @@ def test_diagram_text_is_readable(browser, server, width, least):
             page.goto(f"{server}/{path}", wait_until="networkidle")
             if page.locator(".mermaid-diagram").count():
                 page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
-            for i, px in enumerate(page.evaluate(DIAGRAM_FONT)):
-                if px < least:
-                    small.append(f"{lang}/{slug} diagram {i}: {px:.1f} px")
-            for i, px in enumerate(page.evaluate(PLOT_FONT)):
-                if px < least - 0.05:
-                    small.append(f"{lang}/{slug} plot {i}: {px:.1f} px")
+            small += [f"{lang}/{slug} {m}" for m in _small_figure_text(page, least)]
             overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             assert overflow <= 1, f"{lang}/{slug}: the page scrolls sideways at {width} px ({overflow} px)"
     finally:
