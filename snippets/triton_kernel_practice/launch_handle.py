@@ -1,5 +1,6 @@
 """Launch a compiled Triton kernel without the JIT's per-call dispatch, and see what that saves
 on the host.   Run: python snippets/triton_kernel_practice/launch_handle.py (CUDA GPU)
+It imports softmax.py from its own folder: download both (the links above the page's blocks).
 """
 # needs: gpu
 import sys
