@@ -42,18 +42,6 @@
     ]);
   }
 
-  // Notebook pages (mkdocs-jupyter): math sits in rendered Markdown cells as $...$.
-  function renderNotebookMath() {
-    var cells = Array.prototype.slice.call(document.querySelectorAll(".jupyter-wrapper .jp-RenderedMarkdown"))
-      .filter(function (el) { return el.textContent.indexOf("$") >= 0; });
-    renderIn(cells, [
-      { left: "$$", right: "$$", display: true },
-      { left: "$", right: "$", display: false },
-      { left: "\\(", right: "\\)", display: false },
-      { left: "\\[", right: "\\]", display: true },
-    ]);
-  }
-
   var mermaidModule = null;
   function scheme() {
     return document.body.getAttribute("data-md-color-scheme") === "slate" ? "dark" : "default";
@@ -102,7 +90,6 @@
   }
   ready(function () {
     renderMath();
-    renderNotebookMath();
     renderDiagrams();
     // Re-draw diagrams in the new palette when the reader toggles light/dark.
     new MutationObserver(renderDiagrams).observe(document.body, {
