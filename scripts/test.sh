@@ -32,5 +32,6 @@ python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
 # lint (pyproject.toml [tool.ruff]) before the long tests: a mistake shows in seconds
 ruff check --no-cache .
+ruff format --check --no-cache .
 # two workers: the CI machine has 2 cores
 exec python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"

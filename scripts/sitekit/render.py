@@ -11,6 +11,7 @@ Arguments are Python literals. Labels for column names and categorical values
 come from data/labels.yml in the page's language; a missing label falls back to
 the raw key, and a missing dataset, column or row fails the build.
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,7 +25,9 @@ import yaml
 from . import DATA
 from .data import DataError, figure_noise, load, previous_row
 
-MARKER = re.compile(r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards|glossary|check|verdict)\(.*?\))\s*\}\}")
+MARKER = re.compile(
+    r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards|glossary|check|verdict)\(.*?\))\s*\}\}"
+)
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
 
@@ -62,8 +65,10 @@ TEXT = {
     "yes": {"en": "met", "zh": "达标"},
     "no": {"en": "not met", "zh": "未达标"},
     "true": {"en": "yes", "zh": "是"},
-    "one_run": {"en": "targets judged on this run alone: the next GPU CI run confirms each or marks it unstable",
-                "zh": "达标与否目前只依据本次运行：下一次 GPU CI 运行会确认，或标为不稳定"},
+    "one_run": {
+        "en": "targets judged on this run alone: the next GPU CI run confirms each or marks it unstable",
+        "zh": "达标与否目前只依据本次运行：下一次 GPU CI 运行会确认，或标为不稳定",
+    },
     "unstable": {"en": "unstable", "zh": "不稳定"},
     "this_run": {"en": "this run", "zh": "本次"},
     "last_run": {"en": "previous run", "zh": "上次"},
@@ -90,6 +95,8 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
 
     meta = ds["metrics"].get(col) or ds.get("params", {}).get(col) or {}
     fmt = meta.get("fmt")
+    if col.endswith("_spread") and not fmt and isinstance(v, (int, float)):
+        return f"{100 * v:.1f} %"  # round-to-round spread, (slowest - fastest) / fastest
     if isinstance(v, (int, float)):
         if fmt == "pow2" and isinstance(v, int) and v > 0 and v & (v - 1) == 0:
             return f"2<sup>{v.bit_length() - 1}</sup>"
@@ -117,8 +124,9 @@ def select(ds: dict, where: dict | None) -> list[dict]:
     rows = ds["rows"]
     if where:
         # a list value matches any of its items: where={"kernel": ["cublas", "tma_persistent"]}
-        rows = [r for r in rows if all(r.get(k) in v if isinstance(v, list) else r.get(k) == v
-                                       for k, v in where.items())]
+        rows = [
+            r for r in rows if all(r.get(k) in v if isinstance(v, list) else r.get(k) == v for k, v in where.items())
+        ]
     if not rows:
         raise DataError(f"data/{ds['name']}.json: no row matches {where}")
     return rows
@@ -139,8 +147,10 @@ def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
     of = meta.get("of")
     figs = ""
     if of and of in row and prev_row.get(of) is not None:
-        figs = (f": {_t('this_run', lang)} {fmt_value(ds, of, row[of], lang)}, "
-                f"{_t('last_run', lang)} {fmt_value(ds, of, prev_row[of], lang)}")
+        figs = (
+            f": {_t('this_run', lang)} {fmt_value(ds, of, row[of], lang)}, "
+            f"{_t('last_run', lang)} {fmt_value(ds, of, prev_row[of], lang)}"
+        )
     return f'<span class="bad">~ {_t("unstable", lang)}{figs}</span>'
 
 
@@ -171,7 +181,7 @@ def provenance_line(ds: dict, lang: str) -> str:
         parts.append(f"{_t('driver', lang)} {p['driver']}")
     if p.get("cuda"):
         parts.append(f"CUDA {p['cuda']}")
-    tool = ds.get("toolchain") or p.get("toolchain")      # e.g. the nvcc that built the CUDA page's binaries
+    tool = ds.get("toolchain") or p.get("toolchain")  # e.g. the nvcc that built the CUDA page's binaries
     if tool:
         parts.append(html.escape(str(tool)))
     for k, name in (("torch", "torch"), ("triton", "Triton"), ("python", "Python")):
@@ -197,9 +207,25 @@ def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, s
     if sort:
         rows = sorted(rows, key=lambda r: (r.get(sort) is None, r.get(sort)))
     head = "| " + " | ".join(column_title(ds, c, lang) for c in cols) + " |"
-    align = "| " + " | ".join("---:" if c in ds["metrics"] or all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows) else "---" for c in cols) + " |"
-    body = ["| " + " | ".join(target_cell(ds, r, c, lang) if c.startswith("met") else fmt_value(ds, c, r.get(c), lang)
-                              for c in cols) + " |" for r in rows]
+    align = (
+        "| "
+        + " | ".join(
+            "---:"
+            if c in ds["metrics"]
+            or all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
+            else "---"
+            for c in cols
+        )
+        + " |"
+    )
+    body = [
+        "| "
+        + " | ".join(
+            target_cell(ds, r, c, lang) if c.startswith("met") else fmt_value(ds, c, r.get(c), lang) for c in cols
+        )
+        + " |"
+        for r in rows
+    ]
     prov = provenance_line(ds, lang)
     targets = [c for c in cols if c.startswith("met") and any(isinstance(r.get(c), bool) for r in rows)]
     if targets and not any(previous_row(ds, r) for r in rows):
@@ -223,6 +249,7 @@ def provenance(name: str, *, lang: str) -> str:
 
 # ----------------------------------------------------------------------------- SVG plots
 
+
 def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     if hi <= lo:
         hi = lo + 1
@@ -233,7 +260,7 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     ticks, t = [], start
     while t <= hi + 1e-9 * step:
         if t >= lo - 1e-9 * step:
-            ticks.append(round(t, 10) + 0.0)   # + 0.0: a tick at -0.0 prints as 0
+            ticks.append(round(t, 10) + 0.0)  # + 0.0: a tick at -0.0 prints as 0
         t += step
     return ticks
 
@@ -247,10 +274,22 @@ def _tick_label(v: float, log_base: int | None) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
 
 
-def plot(name: str, x: str, y: str, series: str | None = None, where: dict | None = None, *,
-         lang: str, logx: int | None = None, logy: int | None = None, kind: str = "line",
-         ylabel: str | None = None, xlabel: str | None = None, hline: float | None = None,
-         hline_label: str | None = None) -> str:
+def plot(
+    name: str,
+    x: str,
+    y: str,
+    series: str | None = None,
+    where: dict | None = None,
+    *,
+    lang: str,
+    logx: int | None = None,
+    logy: int | None = None,
+    kind: str = "line",
+    ylabel: str | None = None,
+    xlabel: str | None = None,
+    hline: float | None = None,
+    hline_label: str | None = None,
+) -> str:
     """A line plot (x numeric) or grouped bars (x categorical), as inline SVG using currentColor."""
     ds = load(name)
     rows = [r for r in select(ds, where) if r.get(y) is not None and x in r]
@@ -261,54 +300,66 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
         groups.setdefault(r.get(series) if series else y, []).append(r)
     names = [fmt_value(ds, series, g, lang) if series else column_title(ds, y, lang) for g in groups]
     legend = names + ([label(hline_label, lang)] if hline is not None and hline_label else [])
-    widest = max(sum(2 if ord(ch) > 0x2e80 else 1 for ch in re.sub(r"<[^>]+>", "", n)) for n in legend)
+    widest = max(sum(2 if ord(ch) > 0x2E80 else 1 for ch in re.sub(r"<[^>]+>", "", n)) for n in legend)
     W, H, L, T, B = 680, 360, 64, 16, 48
-    R = max(120, 40 + 7 * widest)   # legend column wide enough for the longest series name
+    R = max(120, 40 + 7 * widest)  # legend column wide enough for the longest series name
     pw, ph = W - L - R, H - T - B
     ys = [r[y] for r in rows] + ([hline] if hline is not None else [])
     if logy:
         ylo, yhi = min(ys) / 1.3, max(ys) * 1.3
         fy = lambda v: T + ph - (math.log(v) - math.log(ylo)) / (math.log(yhi) - math.log(ylo)) * ph
-        yticks = [logy ** k for k in range(math.ceil(math.log(ylo, logy)), math.floor(math.log(yhi, logy)) + 1)]
+        yticks = [logy**k for k in range(math.ceil(math.log(ylo, logy)), math.floor(math.log(yhi, logy)) + 1)]
     else:
         # from 0, or below it when the data go negative (a velocity profile); unchanged for data >= 0
         ylo, yhi = min(0.0, min(ys) * 1.08), max(0.0, max(ys)) * 1.08
         fy = lambda v: T + ph - (v - ylo) / (yhi - ylo) * ph
         yticks = _nice_ticks(ylo, yhi)
-    out = [f'<svg class="data-plot" viewBox="0 0 {W} {H}" role="img" xmlns="http://www.w3.org/2000/svg" '
-           f'font-family="inherit" font-size="12" fill="currentColor">']
+    out = [
+        f'<svg class="data-plot" viewBox="0 0 {W} {H}" role="img" xmlns="http://www.w3.org/2000/svg" '
+        f'font-family="inherit" font-size="12" fill="currentColor">'
+    ]
     ytitle = ylabel or column_title(ds, y, lang)
-    out.append(f'<title>{html.escape(ytitle)}</title>')
+    out.append(f"<title>{html.escape(ytitle)}</title>")
     for t in yticks:
         yy = fy(t)
-        out.append(f'<line x1="{L}" x2="{L + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="currentColor" stroke-opacity=".15"/>')
-        out.append(f'<text x="{L - 6}" y="{yy + 4:.1f}" text-anchor="end">{_tick_label(t, logy if logy == 2 else None)}</text>')
+        out.append(
+            f'<line x1="{L}" x2="{L + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="currentColor" stroke-opacity=".15"/>'
+        )
+        out.append(
+            f'<text x="{L - 6}" y="{yy + 4:.1f}" text-anchor="end">{_tick_label(t, logy if logy == 2 else None)}</text>'
+        )
     numeric_x = kind == "line"
     if numeric_x:
         xs = sorted({r[x] for r in rows})
         if logx:
             xlo, xhi = math.log(min(xs)), math.log(max(xs))
             fx = lambda v: L + (math.log(v) - xlo) / max(xhi - xlo, 1e-9) * pw
-            xticks = [v for v in xs] if len(xs) <= 14 else xs[::max(1, len(xs) // 10)]
-            if logx == 2:   # one kind of label on a power-of-two axis: 2^13, 2^15, not 12,288 between them
+            xticks = [v for v in xs] if len(xs) <= 14 else xs[:: max(1, len(xs) // 10)]
+            if logx == 2:  # one kind of label on a power-of-two axis: 2^13, 2^15, not 12,288 between them
                 xticks = [v for v in xticks if float(v).is_integer() and int(v) & (int(v) - 1) == 0] or xticks
         else:
             xlo, xhi = min(xs), max(xs)
             fx = lambda v: L + (v - xlo) / max(xhi - xlo, 1e-9) * pw
             xticks = _nice_ticks(xlo, xhi)
         for t in xticks:
-            out.append(f'<text x="{fx(t):.1f}" y="{T + ph + 18}" text-anchor="middle">{_tick_label(t, logx if logx == 2 else None)}</text>')
+            out.append(
+                f'<text x="{fx(t):.1f}" y="{T + ph + 18}" text-anchor="middle">{_tick_label(t, logx if logx == 2 else None)}</text>'
+            )
     else:
         cats = list(dict.fromkeys(r[x] for r in rows))
         ng = len(groups)
         slot = pw / len(cats)
         bw = slot * 0.8 / ng
         for i, c in enumerate(cats):
-            out.append(f'<text x="{L + slot * (i + .5):.1f}" y="{T + ph + 18}" text-anchor="middle">{fmt_value(ds, x, c, lang)}</text>')
+            out.append(
+                f'<text x="{L + slot * (i + 0.5):.1f}" y="{T + ph + 18}" text-anchor="middle">{fmt_value(ds, x, c, lang)}</text>'
+            )
     out.append(f'<line x1="{L}" x2="{L + pw}" y1="{T + ph}" y2="{T + ph}" stroke="currentColor" stroke-opacity=".6"/>')
     out.append(f'<line x1="{L}" x2="{L}" y1="{T}" y2="{T + ph}" stroke="currentColor" stroke-opacity=".6"/>')
-    if not logy and ylo < 0:   # the zero line, where the axis does not start at 0
-        out.append(f'<line x1="{L}" x2="{L + pw}" y1="{fy(0):.1f}" y2="{fy(0):.1f}" stroke="currentColor" stroke-opacity=".6"/>')
+    if not logy and ylo < 0:  # the zero line, where the axis does not start at 0
+        out.append(
+            f'<line x1="{L}" x2="{L + pw}" y1="{fy(0):.1f}" y2="{fy(0):.1f}" stroke="currentColor" stroke-opacity=".6"/>'
+        )
     for gi, (g, grs) in enumerate(groups.items()):
         color = PALETTE[gi % len(PALETTE)]
         if numeric_x:
@@ -316,33 +367,52 @@ def plot(name: str, x: str, y: str, series: str | None = None, where: dict | Non
             path = " ".join(f"{'M' if i == 0 else 'L'}{fx(a):.1f},{fy(b):.1f}" for i, (a, b) in enumerate(pts))
             out.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
             for a, b in pts:
-                out.append(f'<circle cx="{fx(a):.1f}" cy="{fy(b):.1f}" r="3" fill="{color}"><title>{fmt_value(ds, series, g, lang) if series else ""} {x}={a}: {b:.4g}</title></circle>')
+                out.append(
+                    f'<circle cx="{fx(a):.1f}" cy="{fy(b):.1f}" r="3" fill="{color}"><title>{fmt_value(ds, series, g, lang) if series else ""} {x}={a}: {b:.4g}</title></circle>'
+                )
         else:
             for r in grs:
                 i = cats.index(r[x])
                 x0 = L + slot * i + slot * 0.1 + gi * bw
                 y0 = fy(r[y])
-                out.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{bw:.1f}" height="{T + ph - y0:.1f}" fill="{color}"><title>{r[y]:.4g}</title></rect>')
+                out.append(
+                    f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{bw:.1f}" height="{T + ph - y0:.1f}" fill="{color}"><title>{r[y]:.4g}</title></rect>'
+                )
         ly = T + 14 + gi * 18
         out.append(f'<rect x="{L + pw + 12}" y="{ly - 9}" width="12" height="12" fill="{color}"/>')
         gname = fmt_value(ds, series, g, lang) if series else column_title(ds, y, lang)
         out.append(f'<text x="{L + pw + 30}" y="{ly + 1}">{gname}</text>')
-    out.append(f'<text x="{L + pw / 2:.1f}" y="{H - 8}" text-anchor="middle">{html.escape(xlabel or column_title(ds, x, lang))}</text>')
-    out.append(f'<text transform="translate(14,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle">{html.escape(ytitle)}</text>')
-    if hline is not None:   # drawn over the data; its label is the legend's last entry
+    out.append(
+        f'<text x="{L + pw / 2:.1f}" y="{H - 8}" text-anchor="middle">{html.escape(xlabel or column_title(ds, x, lang))}</text>'
+    )
+    out.append(
+        f'<text transform="translate(14,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle">{html.escape(ytitle)}</text>'
+    )
+    if hline is not None:  # drawn over the data; its label is the legend's last entry
         yy = fy(hline)
-        out.append(f'<line x1="{L}" x2="{L + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="currentColor" stroke-dasharray="6 4"/>')
+        out.append(
+            f'<line x1="{L}" x2="{L + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="currentColor" stroke-dasharray="6 4"/>'
+        )
         if hline_label:
             ly = T + 14 + len(groups) * 18
-            out.append(f'<line x1="{L + pw + 12}" x2="{L + pw + 24}" y1="{ly - 3}" y2="{ly - 3}" stroke="currentColor" '
-                       f'stroke-dasharray="3 2"/>')
+            out.append(
+                f'<line x1="{L + pw + 12}" x2="{L + pw + 24}" y1="{ly - 3}" y2="{ly - 3}" stroke="currentColor" '
+                f'stroke-dasharray="3 2"/>'
+            )
             out.append(f'<text x="{L + pw + 30}" y="{ly + 1}">{html.escape(label(hline_label, lang))}</text>')
     out.append("</svg>")
-    return '<figure class="data-figure">' + "".join(out) + "<figcaption>" + provenance_line(ds, lang) + "</figcaption></figure>"
+    return (
+        '<figure class="data-figure">'
+        + "".join(out)
+        + "<figcaption>"
+        + provenance_line(ds, lang)
+        + "</figcaption></figure>"
+    )
 
 
 def article_cards(*, lang: str) -> str:
     from .articles import cards
+
     return cards(lang)
 
 
@@ -394,13 +464,20 @@ def check(name: str, metric: str, where: dict | None = None, op: str = ">", ref=
     op: ">" above ref beyond the figure's noise, "<" below it beyond noise, "~" within noise of ref,
     ">=" / "<=" plain comparisons."""
     v, r, noise = _judge(name, metric, where, ref)
-    ok = {">": v > r * (1 + noise), "<": v < r * (1 - noise), "~": abs(v - r) <= noise * abs(r),
-          ">=": v >= r, "<=": v <= r}.get(op)
+    ok = {
+        ">": v > r * (1 + noise),
+        "<": v < r * (1 - noise),
+        "~": abs(v - r) <= noise * abs(r),
+        ">=": v >= r,
+        "<=": v <= r,
+    }.get(op)
     if ok is None:
         raise DataError(f"check(): op must be one of > < ~ >= <=, found {op!r}")
     if not ok:
-        raise DataError(f"data/{name}.json {where} {metric} = {v:.4g} no longer satisfies '{op} {r:.4g}' "
-                        f"(noise {noise:.1%}): the sentence around this check is stale; rewrite it from the data")
+        raise DataError(
+            f"data/{name}.json {where} {metric} = {v:.4g} no longer satisfies '{op} {r:.4g}' "
+            f"(noise {noise:.1%}): the sentence around this check is stale; rewrite it from the data"
+        )
     return ""
 
 
@@ -416,7 +493,16 @@ def verdict(name: str, metric: str, where: dict | None = None, ref=1.0, words: l
     return _t(k, lang) if k in TEXT else label(k, lang)
 
 
-FUNCS = {"check": check, "verdict": verdict, "glossary": glossary, "table": table, "plot": plot, "value": value, "provenance": provenance, "article_cards": article_cards}
+FUNCS = {
+    "check": check,
+    "verdict": verdict,
+    "glossary": glossary,
+    "table": table,
+    "plot": plot,
+    "value": value,
+    "provenance": provenance,
+    "article_cards": article_cards,
+}
 
 
 def _literal(node):
@@ -432,7 +518,7 @@ def render_marker(call_src: str, lang: str) -> str:
         raise DataError(f"unknown data marker: {call_src}")
     args = [_literal(a) for a in tree.args]
     kwargs = {}
-    for k in tree.keywords:   # `**{"pass": "fwd"}` passes a column named like a Python keyword
+    for k in tree.keywords:  # `**{"pass": "fwd"}` passes a column named like a Python keyword
         kwargs.update(_literal(k.value) if k.arg is None else {k.arg: _literal(k.value)})
     return FUNCS[tree.func.id](*args, lang=lang, **kwargs)
 
@@ -453,4 +539,5 @@ def render_page(markdown: str, lang: str, page_path: str) -> str:
             return render_marker(m.group("call"), lang)
         except (DataError, TypeError, SyntaxError) as e:
             raise DataError(f"{page_path}: {m.group(0)}: {e}") from None
+
     return MARKER.sub(sub, markdown)

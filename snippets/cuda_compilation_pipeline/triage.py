@@ -14,7 +14,6 @@ import argparse
 import re
 import shutil
 import subprocess
-import sys
 
 
 def target(name: str) -> tuple[int, int, str]:

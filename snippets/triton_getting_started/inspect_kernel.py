@@ -2,7 +2,7 @@
 
     python snippets/triton_getting_started/inspect_kernel.py
 
-No GPU needed. scripts/measure/triton_getting_started_ptx.py writes the page's
+No GPU needed. scripts/measure/triton_getting_started/ptx.py writes the page's
 PTX sample and PTX table with these functions.
 """
 import re

@@ -5,7 +5,7 @@
 
 The check runs on a GPU, or on the CPU with TRITON_INTERPRET=1; --bench needs
 a GPU. The page "Practical Guide: Getting Started with OpenAI Triton" shows this
-file section by section, and scripts/measure/triton_getting_started_vector_add.py
+file section by section, and scripts/measure/triton_getting_started/vector_add.py
 measures the page's figures with it.
 """
 import argparse
