@@ -15,6 +15,7 @@ pages compute verdicts that must hold in two runs. With --check, data/ is left a
 --write is given too. Datasets that do not time the GPU (artifacts, compile logs) run beside the code
 blocks; the timed ones run one at a time, alone on the GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,7 @@ from sitekit import ROOT, data, registry
 # GPU-marked code blocks on the H200: 253 s on 2026-12-01, 110 s of it a block that re-ran three producers
 # (now display-only: gpu_ci measures them itself). Untimed datasets run beside the blocks.
 BLOCKS_BUDGET_S = 145
-HISTORY = 2           # previous runs kept in each dataset, for verdicts over two runs and run-to-run noise
+HISTORY = 2  # previous runs kept in each dataset, for verdicts over two runs and run-to-run noise
 
 
 def chosen_datasets(args) -> list[registry.Dataset]:
@@ -50,7 +51,17 @@ def plan_seconds(datasets, blocks: bool) -> tuple[int, int, int]:
 
 
 def run_blocks(junit: Path | None) -> int:
-    cmd = [sys.executable, "-m", "pytest", "-q", "tests/test_codeblocks.py", "-m", "gpu_block", "-p", "no:cacheprovider"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "tests/test_codeblocks.py",
+        "-m",
+        "gpu_block",
+        "-p",
+        "no:cacheprovider",
+    ]
     if junit:
         cmd += [f"--junitxml={junit}"]
     print("+", " ".join(cmd), flush=True)
@@ -113,14 +124,27 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="report drift against committed data; exit 1 on drift")
     ap.add_argument("--write", action="store_true", help="with --check, still replace data/ with the new results")
-    ap.add_argument("--only", action="append", default=[], metavar="NAME", help="re-measure only this dataset (repeatable)")
+    ap.add_argument(
+        "--only", action="append", default=[], metavar="NAME", help="re-measure only this dataset (repeatable)"
+    )
     ap.add_argument("--no-blocks", action="store_true", help="skip running the GPU-marked code blocks")
-    ap.add_argument("--tier", choices=["nightly", "weekly", "all"], default="all",
-                    help="nightly: the datasets of tier nightly; weekly (= all): every GPU dataset")
-    ap.add_argument("--budget", type=int, default=None, metavar="S",
-                    help="fail before running anything if the planned wall time (registry budgets) exceeds S seconds")
+    ap.add_argument(
+        "--tier",
+        choices=["nightly", "weekly", "all"],
+        default="all",
+        help="nightly: the datasets of tier nightly; weekly (= all): every GPU dataset",
+    )
+    ap.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        metavar="S",
+        help="fail before running anything if the planned wall time (registry budgets) exceeds S seconds",
+    )
     ap.add_argument("--plan", action="store_true", help="print the plan and its budget, run nothing")
-    ap.add_argument("--log", type=Path, default=ROOT / "test-artifacts" / "gpu_ci.log", help="full output of every script")
+    ap.add_argument(
+        "--log", type=Path, default=ROOT / "test-artifacts" / "gpu_ci.log", help="full output of every script"
+    )
     ap.add_argument("--report", type=Path, default=ROOT / "test-artifacts" / "drift.md", help="drift report (Markdown)")
     args = ap.parse_args(argv)
 
@@ -130,11 +154,17 @@ def main(argv=None) -> int:
         print(f"gpu_ci: {e}", file=sys.stderr)
         return 2
     timed, beside, wall = plan_seconds(datasets, not args.no_blocks)
-    print(f"gpu_ci: {len(datasets)} datasets; planned {wall} s = {timed} s timed one at a time + {beside} s of "
-          f"code blocks and untimed datasets side by side", flush=True)
+    print(
+        f"gpu_ci: {len(datasets)} datasets; planned {wall} s = {timed} s timed one at a time + {beside} s of "
+        f"code blocks and untimed datasets side by side",
+        flush=True,
+    )
     if args.budget is not None and wall > args.budget:
-        print(f"gpu_ci: the plan needs {wall} s, over the budget of {args.budget} s: move datasets to the weekly "
-              f"tier or lower their work (budgets are each producer's META)", file=sys.stderr)
+        print(
+            f"gpu_ci: the plan needs {wall} s, over the budget of {args.budget} s: move datasets to the weekly "
+            f"tier or lower their work (budgets are each producer's META)",
+            file=sys.stderr,
+        )
         return 2
     if args.plan:
         for d in datasets:
@@ -143,6 +173,7 @@ def main(argv=None) -> int:
 
     try:
         import torch
+
         if not torch.cuda.is_available():
             raise RuntimeError("torch.cuda.is_available() is False")
     except (ImportError, RuntimeError) as e:
@@ -150,6 +181,7 @@ def main(argv=None) -> int:
         return 2
     try:
         from measure.cuda_compilation_pipeline import _pipeline
+
         t = _pipeline.toolchain()
         print(f"gpu_ci: CUDA toolchain: nvcc {t.release} ({t.version}) from {t.source}", flush=True)
     except _pipeline.ToolchainError as e:
@@ -164,7 +196,7 @@ def main(argv=None) -> int:
     timed_ds = [d for d in datasets if d.timed]
     with tempfile.TemporaryDirectory() as t, open(args.log, "w") as log, ThreadPoolExecutor(max_workers=2) as pool:
         tmp = Path(t)
-        side = [pool.submit(measure, d, tmp) for d in untimed]       # beside the blocks: they time nothing
+        side = [pool.submit(measure, d, tmp) for d in untimed]  # beside the blocks: they time nothing
         if not args.no_blocks:
             t_blocks = time.time()
             rc = run_blocks(ROOT / "test-artifacts" / "gpu_blocks.xml")
@@ -172,6 +204,7 @@ def main(argv=None) -> int:
             if rc not in (0, 5):
                 print(f"gpu_ci: GPU code blocks failed (pytest exit {rc})", flush=True)
                 status = 1
+
         def settle(d, result):
             # each dataset is stored as soon as it is measured: a run stopped later keeps what it finished
             new, msg, text = result
@@ -188,7 +221,10 @@ def main(argv=None) -> int:
         for d in timed_ds:
             settle(d, measure(d, tmp))
     elapsed = time.time() - t_start
-    lines = [f"# GPU CI drift report ({args.tier}, {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {elapsed:.0f} s)", ""]
+    lines = [
+        f"# GPU CI drift report ({args.tier}, {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {elapsed:.0f} s)",
+        "",
+    ]
     if failed:
         print("\nFAILED measurements (committed data left untouched):\n  " + "\n  ".join(failed))
         lines += ["## Failed (committed data untouched)", "", *[f"- {f}" for f in failed], ""]
@@ -202,7 +238,9 @@ def main(argv=None) -> int:
             status = 1
     else:
         print("\nno figure moved beyond its noise")
-    print(f"gpu_ci: {elapsed:.0f} s end to end; report in {args.report.relative_to(ROOT) if args.report.is_relative_to(ROOT) else args.report}")
+    print(
+        f"gpu_ci: {elapsed:.0f} s end to end; report in {args.report.relative_to(ROOT) if args.report.is_relative_to(ROOT) else args.report}"
+    )
     return status
 
 

@@ -8,6 +8,7 @@ integrity hash is checked against the pin below before anything is copied.
     python scripts/vendor_js.py            # fetch if missing or outdated
     python scripts/vendor_js.py --force    # fetch again
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,19 +26,29 @@ ROOT = Path(__file__).resolve().parents[1]
 VENDOR = ROOT / "overrides" / "assets" / "vendor"
 
 PINS = {
-    "katex": ("0.16.25", "sha512-woHRUZ/iF23GBP1dkDQMh1QBad9dmr8/PAwNA54VrSOVYgI12MAcE14TqnDdQOdzyEonGzMepYnqBMYdsoAr8Q==",
-              # (path in the package, path under vendor/katex)
-              [("package/dist/katex.min.js", "katex.min.js"),
-               ("package/dist/katex.min.css", "katex.min.css"),
-               ("package/dist/contrib/auto-render.min.js", "auto-render.min.js"),
-               ("package/dist/fonts/", "fonts/"),
-               ("package/LICENSE", "LICENSE")]),
-    "mermaid": ("11.12.1", "sha512-UlIZrRariB11TY1RtTgUWp65tphtBv4CSq7vyS2ZZ2TgoMjs2nloq+wFqxiwcxlhHUvs7DPGgMjs2aeQxz5h9g==",
-                # the ESM build loads each diagram type's code on demand, so a page with one
-                # flowchart downloads a fraction of the 2.7 MB single-file build
-                [("package/dist/mermaid.esm.min.mjs", "mermaid.esm.min.mjs"),
-                 ("package/dist/chunks/mermaid.esm.min/", "chunks/mermaid.esm.min/"),
-                 ("package/LICENSE", "LICENSE")]),
+    "katex": (
+        "0.16.25",
+        "sha512-woHRUZ/iF23GBP1dkDQMh1QBad9dmr8/PAwNA54VrSOVYgI12MAcE14TqnDdQOdzyEonGzMepYnqBMYdsoAr8Q==",
+        # (path in the package, path under vendor/katex)
+        [
+            ("package/dist/katex.min.js", "katex.min.js"),
+            ("package/dist/katex.min.css", "katex.min.css"),
+            ("package/dist/contrib/auto-render.min.js", "auto-render.min.js"),
+            ("package/dist/fonts/", "fonts/"),
+            ("package/LICENSE", "LICENSE"),
+        ],
+    ),
+    "mermaid": (
+        "11.12.1",
+        "sha512-UlIZrRariB11TY1RtTgUWp65tphtBv4CSq7vyS2ZZ2TgoMjs2nloq+wFqxiwcxlhHUvs7DPGgMjs2aeQxz5h9g==",
+        # the ESM build loads each diagram type's code on demand, so a page with one
+        # flowchart downloads a fraction of the 2.7 MB single-file build
+        [
+            ("package/dist/mermaid.esm.min.mjs", "mermaid.esm.min.mjs"),
+            ("package/dist/chunks/mermaid.esm.min/", "chunks/mermaid.esm.min/"),
+            ("package/LICENSE", "LICENSE"),
+        ],
+    ),
 }
 
 
@@ -48,8 +59,12 @@ def integrity(path: Path) -> str:
 def fetch(name: str, version: str, want: str, files, tmp: Path) -> None:
     if shutil.which("npm") is None:
         sys.exit("vendor_js: `npm` not found. Install Node.js and npm (Debian: apt-get install nodejs npm).")
-    out = subprocess.run(["npm", "pack", f"{name}@{version}", "--json", "--pack-destination", str(tmp)],
-                         capture_output=True, text=True, cwd=tmp)
+    out = subprocess.run(
+        ["npm", "pack", f"{name}@{version}", "--json", "--pack-destination", str(tmp)],
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+    )
     if out.returncode != 0:
         sys.exit(f"vendor_js: `npm pack {name}@{version}` failed:\n{out.stderr}")
     tgz = tmp / json.loads(out.stdout)[0]["filename"]
@@ -62,11 +77,13 @@ def fetch(name: str, version: str, want: str, files, tmp: Path) -> None:
     with tarfile.open(tgz) as tar:
         members = tar.getmembers()
         for src, dst in files:
-            chosen = [m for m in members if m.isfile() and (m.name == src or (src.endswith("/") and m.name.startswith(src)))]
+            chosen = [
+                m for m in members if m.isfile() and (m.name == src or (src.endswith("/") and m.name.startswith(src)))
+            ]
             if not chosen:
                 sys.exit(f"vendor_js: {src} not in {tgz.name}")
             for m in chosen:
-                rel = dst + m.name[len(src):] if src.endswith("/") else dst
+                rel = dst + m.name[len(src) :] if src.endswith("/") else dst
                 target = dest / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with tar.extractfile(m) as f:

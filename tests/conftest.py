@@ -18,8 +18,9 @@ STATS_DIR = ROOT / "test-artifacts" / "blockstats"
 
 
 def pytest_sessionstart(session):
-    if not hasattr(session.config, "workerinput"):      # the controller (or a run without xdist)
+    if not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist)
         import shutil
+
         shutil.rmtree(STATS_DIR, ignore_errors=True)
 
 
@@ -27,6 +28,7 @@ def pytest_sessionfinish(session, exitstatus):
     # each xdist worker leaves its blocks' outcomes for the controller's summary
     if blockstats.RESULTS:
         import json
+
         STATS_DIR.mkdir(parents=True, exist_ok=True)
         wid = getattr(session.config, "workerinput", {}).get("workerid", "main")
         (STATS_DIR / f"{wid}.json").write_text(json.dumps(blockstats.RESULTS))
@@ -34,8 +36,10 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     import json
-    results = [r for f in sorted(STATS_DIR.glob("*.json")) for r in json.loads(f.read_text())] \
-        if STATS_DIR.is_dir() else []
+
+    results = (
+        [r for f in sorted(STATS_DIR.glob("*.json")) for r in json.loads(f.read_text())] if STATS_DIR.is_dir() else []
+    )
     results = results or blockstats.RESULTS
     if not results:
         return
@@ -47,7 +51,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.write_line(f"  failed: {c['failed']}")
     for outcome in ("skipped", "display"):
         reasons = Counter(r["reason"] for r in results if r["outcome"] == outcome)
-        title = "skipped (missing requirement)" if outcome == "skipped" else "not executed here (display-only or checked elsewhere)"
+        title = (
+            "skipped (missing requirement)"
+            if outcome == "skipped"
+            else "not executed here (display-only or checked elsewhere)"
+        )
         tr.write_line(f"  {title}: {sum(reasons.values())}")
         for reason, n in reasons.most_common():
             tr.write_line(f"    {n:4d}  {reason}")
@@ -68,6 +76,11 @@ def built_site(tmp_path_factory):
     # a repository URL, so that the repository links are built and checked (CI sets the real one)
     env.setdefault("SITE_REPO_URL", "https://github.com/example/ai-compiler")
     t0 = time.time()
-    p = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                       cwd=ROOT, env=env, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     return out, p.returncode, p.stdout + p.stderr, time.time() - t0

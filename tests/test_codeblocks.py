@@ -16,6 +16,7 @@ Marks, as HTML comments before a block (pytest-codeblocks syntax):
   <!--pytest-codeblocks:cont-->              continues the previous block (one program)
   <!--pytest-codeblocks:expected-output-->   the next block is the previous block's stdout
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,10 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
-
 import blockstats
 import needs
+import pytest
 from sitekit import ROOT
 from sitekit.pages import all_blocks
 
@@ -104,7 +104,8 @@ def _reader_runs_it(request) -> bool:
     runs there, once, instead of twice. Run this file alone and it runs every block itself."""
     return not needs.has_gpu() and any(
         i.nodeid.split("::")[0].endswith("test_reader.py") and "test_every_block" in i.nodeid
-        for i in request.session.items)
+        for i in request.session.items
+    )
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
@@ -127,8 +128,10 @@ def test_block(block, request):
         pytest.skip(NOT_PROGRAMS[lang])
     if lang not in RUNNABLE:
         rec.update(outcome="failed", reason=f"unhandled language {lang!r}")
-        pytest.fail(f"{block.id}: a {lang or 'plain'} block is neither run nor marked: add "
-                    f'<!--pytest.mark.display("why")--> or <!--pytest.mark.checked_by("tests/...")-->')
+        pytest.fail(
+            f"{block.id}: a {lang or 'plain'} block is neither run nor marked: add "
+            f'<!--pytest.mark.display("why")--> or <!--pytest.mark.checked_by("tests/...")-->'
+        )
 
     first = FIRST[_key(block)]
     if first != block.id and lang in RUNNABLE:
@@ -148,7 +151,7 @@ def test_block(block, request):
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if not needs.has_gpu():
-        env["TRITON_INTERPRET"] = "1"   # Triton kernels run on the CPU through the interpreter
+        env["TRITON_INTERPRET"] = "1"  # Triton kernels run on the CPU through the interpreter
     outcome, detail = _run(block, env)
     rec["outcome"] = outcome
     if outcome == "failed":

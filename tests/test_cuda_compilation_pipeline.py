@@ -6,6 +6,7 @@ is run exactly as the page shows it (snippets/cuda_compilation_pipeline/env.sh +
 artifact the page shows under it (data/cuda_compilation_pipeline/ir/*.txt). The gencode and
 register datasets and Triton's IR are regenerated the same way. Nothing is cached between runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,13 +17,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
-
 import needs
+import pytest
+from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
 from sitekit import DATA, DOCS, ROOT
 from sitekit.pages import blocks
-
-from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
 
 # Blocks added for the review of issue 10 (device link and -rdc, CUDA 13.0's dropped targets, the
 # "no kernel image" triage, launch bounds in PTX). Their artifacts are written by the same machinery
@@ -41,8 +40,11 @@ def _toolchain_or_skip():
 
 def _diff(a: str, b: str, name: str) -> str:
     import difflib
-    return f"{name} differs from a fresh run:\n" + "".join(
-        difflib.unified_diff(a.splitlines(True), b.splitlines(True), "committed", "regenerated", n=1))[:6000]
+
+    return (
+        f"{name} differs from a fresh run:\n"
+        + "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), "committed", "regenerated", n=1))[:6000]
+    )
 
 
 def _rows(path: Path) -> list:
@@ -50,6 +52,7 @@ def _rows(path: Path) -> list:
 
 
 # ----------------------------------------------------------------------------- the page's blocks
+
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.parent.name)
 def test_checked_blocks_are_the_snippet_sections(page):
@@ -71,6 +74,7 @@ def test_checked_blocks_are_the_snippet_sections(page):
 
 
 # ----------------------------------------------------------------------------- errors a reader can hit
+
 
 def test_missing_toolchain_says_what_to_install(monkeypatch):
     monkeypatch.delenv("CUDA_PIPELINE_HOME", raising=False)
@@ -117,36 +121,54 @@ def test_toolchain_mismatch_names_both_versions(monkeypatch, tmp_path):
 
 
 def test_bad_toolchain_home_is_a_clear_error():
-    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "bin"], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "CUDA_PIPELINE_HOME": "/nonexistent/cuda"})
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "bin"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CUDA_PIPELINE_HOME": "/nonexistent/cuda"},
+    )
     assert p.returncode == 1 and "no bin/nvcc there" in p.stderr and "requirements-cuda.txt" in p.stderr
 
 
 def test_unknown_architecture_lists_the_valid_ones():
     _toolchain_or_skip()
-    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "check-arch", "sm_95"], cwd=ROOT,
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "check-arch", "sm_95"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 1
     assert "unknown GPU architecture 'sm_95'" in p.stderr and "sm_90a" in p.stderr and "compute_100f" in p.stderr
-    ok = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "check-arch", "sm_90a"], cwd=ROOT,
-                        capture_output=True, text=True)
+    ok = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "check-arch", "sm_90a"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0 and ok.stdout.strip() == "sm_90a"
-    m = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/h200.py", "--arch", "sm_91"], cwd=ROOT,
-                       capture_output=True, text=True)
+    m = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/h200.py", "--arch", "sm_91"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert m.returncode != 0 and "unknown GPU architecture 'sm_91'" in m.stderr
 
 
 def test_rules_of_compatibility():
-    assert cp.runs_on_cc(["sm_80"], [], (9, 0)) == "none"          # SASS never crosses a major version
+    assert cp.runs_on_cc(["sm_80"], [], (9, 0)) == "none"  # SASS never crosses a major version
     assert cp.runs_on_cc(["sm_80"], ["compute_80"], (9, 0)) == "jit"  # PTX goes forward
     assert cp.runs_on_cc(["sm_90a"], [], (9, 0)) == "sass"
-    assert cp.runs_on_cc([], ["compute_90a"], (10, 0)) == "none"      # 'a' PTX is not forward compatible
-    assert cp.runs_on_cc(["sm_100f"], [], (10, 3)) == "sass"          # family: later minor of the same major
+    assert cp.runs_on_cc([], ["compute_90a"], (10, 0)) == "none"  # 'a' PTX is not forward compatible
+    assert cp.runs_on_cc(["sm_100f"], [], (10, 3)) == "sass"  # family: later minor of the same major
     assert cp.runs_on_cc(["sm_100f"], ["compute_100f"], (12, 0)) == "none"
     assert cp.runs_on_cc([], ["compute_100"], (12, 0)) == "jit"
 
 
 # ----------------------------------------------------------------------------- regeneration
+
 
 @pytest.fixture(scope="module")
 def regenerated():
@@ -166,8 +188,11 @@ def test_artifact_regenerates(regenerated, name):
 
 
 def test_every_shown_artifact_exists_and_is_produced():
-    produced = {f"{n}.txt" for n in [*cp.ARTIFACTS, *cp.DERIVED]} | {
-        f"triton_{s}.txt" for s in ("ttir", "ttgir", "llir", "ptx", "sass", "summary")} | {"saxpy_nvcc13.5.ptx"}
+    produced = (
+        {f"{n}.txt" for n in [*cp.ARTIFACTS, *cp.DERIVED]}
+        | {f"triton_{s}.txt" for s in ("ttir", "ttgir", "llir", "ptx", "sass", "summary")}
+        | {"saxpy_nvcc13.5.ptx"}
+    )
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
         shown = set(re.findall(r'data/cuda_compilation_pipeline/ir/([\w.\-]+)"', text))
@@ -179,23 +204,43 @@ def test_every_shown_artifact_exists_and_is_produced():
 def test_gencode_dataset_regenerates(tmp_path):
     _toolchain_or_skip()
     out = tmp_path / "gencode.json"
-    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/gencode.py", "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/gencode.py", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
     assert _rows(out) == _rows(DATA / "cuda_compilation_pipeline" / "gencode.json")
 
 
 def test_resources_dataset_regenerates(regenerated, tmp_path):
     out = tmp_path / "resources.json"
-    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/resources.py", "--out", str(out),
-                        "--from", str(regenerated / "registers.txt")], cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "scripts/measure/cuda_compilation_pipeline/resources.py",
+            "--out",
+            str(out),
+            "--from",
+            str(regenerated / "registers.txt"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
     assert _rows(out) == _rows(DATA / "cuda_compilation_pipeline" / "resources.json")
 
 
 def test_triton_artifacts_regenerate(tmp_path):
-    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_triton_ir.py", "--out-dir", str(tmp_path)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_triton_ir.py", "--out-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     for f in sorted(tmp_path.glob("triton_*.txt")):
         committed = (IR / f.name).read_text(encoding="utf-8")
@@ -207,8 +252,13 @@ def test_newer_nvcc_ptx_regenerates(tmp_path):
     if lacking:
         pytest.skip("needs " + ", ".join(lacking) + f" (fetches nvcc {cp.NEWER_NVCC} from PyPI)")
     out = tmp_path / "newer.ptx"
-    p = subprocess.run([sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "newer-ptx", "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "newer-ptx", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     committed = (IR / "saxpy_nvcc13.5.ptx").read_text(encoding="utf-8")
     assert committed == out.read_text(encoding="utf-8")
@@ -216,6 +266,7 @@ def test_newer_nvcc_ptx_regenerates(tmp_path):
 
 
 # ----------------------------------------------------------------------------- what the H200 showed
+
 
 def test_h200_observations_match_the_rules():
     """The gencode table predicts what a compute capability 9.0 GPU does with each build; the H200 run
@@ -226,14 +277,19 @@ def test_h200_observations_match_the_rules():
     assert set(cold) == set(gencode), "the H200 run and the gencode table cover different builds"
     expect = {"h200_sass": "outcome_sass", "h200_jit": "outcome_jit", "h200_none": "cudaErrorNoKernelImageForDevice"}
     for combo, row in cold.items():
-        assert row["run_outcome"] == expect[gencode[combo]["on_h200"]], f"{combo}: predicted {gencode[combo]['on_h200']}, saw {row['run_outcome']}"
+        assert row["run_outcome"] == expect[gencode[combo]["on_h200"]], (
+            f"{combo}: predicted {gencode[combo]['on_h200']}, saw {row['run_outcome']}"
+        )
     by = {(r["combo"], r["run_condition"]): r for r in h200 if r["group"] == "compat"}
     assert by[("ptx90", "cond_warm")]["run_outcome"] == "outcome_cache_hit"
     assert by[("arch_sm90", "cond_force_jit")]["run_outcome"] == "outcome_jit"
     assert by[("ptx90", "cond_cold")]["first_launch_ms"] > by[("arch_sm90", "cond_cold")]["first_launch_ms"]
     isa = {r["ptx_file"]: r["run_outcome"] for r in h200 if r["group"] == "ptx_isa"}
-    assert isa == {"ptx_nvcc13.0": "outcome_loaded", "ptx_edited_9.1": "cudaErrorUnsupportedPtxVersion",
-                   "ptx_nvcc13.5": "cudaErrorUnsupportedPtxVersion"}
+    assert isa == {
+        "ptx_nvcc13.0": "outcome_loaded",
+        "ptx_edited_9.1": "cudaErrorUnsupportedPtxVersion",
+        "ptx_nvcc13.5": "cudaErrorUnsupportedPtxVersion",
+    }
     regs = {r["reg_budget"]: r["registers_used"] for r in h200 if r["group"] == "registers"}
     built = {r["reg_budget"]: r["registers_used"] for r in _rows(DATA / "cuda_compilation_pipeline" / "resources.json")}
     assert regs == built, "the H200 build's register counts differ from the pinned toolchain's"
@@ -241,8 +297,10 @@ def test_h200_observations_match_the_rules():
 
 # ----------------------------------------------------------------------------- the triage script
 
+
 def _triage():
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("triage", cp.SNIPPETS / "triage.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -262,8 +320,14 @@ def test_triage_applies_the_rules_of_the_gencode_table():
 
 
 def test_triage_errors_are_clear(tmp_path):
-    p = subprocess.run([sys.executable, str(cp.SNIPPETS / "triage.py"), "x", "--cc", "9"], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, str(cp.SNIPPETS / "triage.py"), "x", "--cc", "9"], capture_output=True, text=True
+    )
     assert p.returncode == 2 and "expected a compute capability such as 9.0" in p.stderr
-    p = subprocess.run([sys.executable, str(cp.SNIPPETS / "triage.py"), str(tmp_path / "missing"), "--cc", "9.0"],
-                       capture_output=True, text=True, env={**os.environ, "PATH": f"{_toolchain_or_skip().bin}:{os.environ['PATH']}"})
+    p = subprocess.run(
+        [sys.executable, str(cp.SNIPPETS / "triage.py"), str(tmp_path / "missing"), "--cc", "9.0"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{_toolchain_or_skip().bin}:{os.environ['PATH']}"},
+    )
     assert p.returncode == 1 and "cannot read" in p.stderr

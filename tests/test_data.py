@@ -1,6 +1,7 @@
 """Datasets: every file valid, exactly one producer per dataset (name = path), data no older than its
 code (source hashes, or listed in data/stale.yml), drift detection and verdicts over two runs work,
 the nightly GPU CI plan fits its budget, and a failed or invalid measurement never replaces good data."""
+
 from __future__ import annotations
 
 import copy
@@ -40,10 +41,15 @@ def test_every_dataset_has_exactly_one_producer_and_every_producer_one_dataset()
     files = {p.relative_to(DATA).with_suffix("").as_posix() for p in DATASET_FILES}
     producers = [d.name for d in DATASETS]
     assert len(producers) == len(set(producers))
-    assert not files - set(producers), f"datasets without a producer scripts/measure/<name>.py: {sorted(files - set(producers))}"
+    assert not files - set(producers), (
+        f"datasets without a producer scripts/measure/<name>.py: {sorted(files - set(producers))}"
+    )
     assert not set(producers) - files, f"producers whose dataset is not committed: {sorted(set(producers) - files)}"
-    strays = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "scripts").glob("*.py")
-                    if p.name not in ("gpu_ci.py", "mkdocs_hooks.py", "vendor_js.py"))
+    strays = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "scripts").glob("*.py")
+        if p.name not in ("gpu_ci.py", "mkdocs_hooks.py", "vendor_js.py")
+    )
     assert not strays, f"article scripts belong under scripts/measure/<article>/: {strays}"
 
 
@@ -60,6 +66,7 @@ def _stale_list() -> dict:
 
 def _moved_sources(obj: dict) -> list[str]:
     from sitekit.stale import moved_sources
+
     return moved_sources(obj)
 
 
@@ -71,8 +78,10 @@ def test_data_is_not_older_than_its_code(d):
     moved = _moved_sources(obj)
     listed = d.name in _stale_list()
     if moved and not listed:
-        pytest.fail(f"data/{d.name}.json is older than its code ({', '.join(moved)} changed): re-measure with "
-                    f"{d.script}, or list it in data/stale.yml with the reason (the page then says so)")
+        pytest.fail(
+            f"data/{d.name}.json is older than its code ({', '.join(moved)} changed): re-measure with "
+            f"{d.script}, or list it in data/stale.yml with the reason (the page then says so)"
+        )
     if listed and not moved:
         pytest.fail(f"data/stale.yml lists {d.name}, but its sources match: remove the entry")
     if obj.get("sources"):
@@ -82,7 +91,9 @@ def test_data_is_not_older_than_its_code(d):
 def test_stale_entries_name_datasets_in_both_languages():
     for name, why in _stale_list().items():
         assert name in {d.name for d in DATASETS}, f"data/stale.yml: unknown dataset {name!r}"
-        assert isinstance(why, dict) and why.get("en") and why.get("zh"), f"data/stale.yml: {name} needs en and zh reasons"
+        assert isinstance(why, dict) and why.get("en") and why.get("zh"), (
+            f"data/stale.yml: {name} needs en and zh reasons"
+        )
 
 
 def test_stale_dataset_is_marked_on_the_page():
@@ -97,19 +108,29 @@ def test_gpu_ci_nightly_plan_fits_eight_minutes():
     in 8 minutes on the H200, by the registry's budgets; gpu_ci.py --budget enforces it at run time."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import gpu_ci
+
     nightly = [d for d in DATASETS if d.needs == "gpu" and d.tier == "nightly"]
     timed, beside, wall = gpu_ci.plan_seconds(nightly, blocks=True)
     assert wall <= 480, f"nightly plan {wall} s (timed {timed} s + {beside} s side by side) exceeds 480 s"
-    p = subprocess.run([sys.executable, "scripts/gpu_ci.py", "--tier", "nightly", "--budget", "10"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "scripts/gpu_ci.py", "--tier", "nightly", "--budget", "10"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2 and "over the budget of 10 s" in p.stderr
 
 
 def test_registry_refuses_bad_meta(tmp_path, monkeypatch):
     bad = tmp_path / "x.py"
-    for text, msg in [("print(1)\n", "no module-level META"), ("META = {'needs': 'tpu'}\n", "needs must be one of"),
-                      ("META = {'tier': 'hourly'}\n", "tier must be one of"), ("META = {'budget_s': -1}\n", "budget_s"),
-                      ("META = dict(a=1)\n", "plain dict literal")]:
+    for text, msg in [
+        ("print(1)\n", "no module-level META"),
+        ("META = {'needs': 'tpu'}\n", "needs must be one of"),
+        ("META = {'tier': 'hourly'}\n", "tier must be one of"),
+        ("META = {'budget_s': -1}\n", "budget_s"),
+        ("META = dict(a=1)\n", "plain dict literal"),
+    ]:
         bad.write_text(text)
         monkeypatch.setattr(registry, "ROOT", tmp_path)
         with pytest.raises(registry.RegistryError, match=msg):
@@ -117,28 +138,33 @@ def test_registry_refuses_bad_meta(tmp_path, monkeypatch):
 
 
 def _sample():
-    return data.new("test/sample", {"v": {"unit": "x", "noise": 0.05}}, [{"case": "a", "v": 1.0}, {"case": "b", "v": 2.0}])
+    return data.new(
+        "test/sample", {"v": {"unit": "x", "noise": 0.05}}, [{"case": "a", "v": 1.0}, {"case": "b", "v": 2.0}]
+    )
 
 
 def test_compare_reports_drift_beyond_noise_only():
     old = _sample()
     new = copy.deepcopy(old)
-    new["rows"][0]["v"] = 1.04          # within 5 %
+    new["rows"][0]["v"] = 1.04  # within 5 %
     assert data.compare(old, new) == []
-    new["rows"][1]["v"] = 2.5           # +25 %
+    new["rows"][1]["v"] = 2.5  # +25 %
     moved = data.compare(old, new)
     assert len(moved) == 1 and '"case": "b"' in moved[0] and "+25.0%" in moved[0]
     del new["rows"][0]
     assert any("missing from the new measurement" in m for m in data.compare(old, new))
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda d: d.pop("provenance"), "missing key 'provenance'"),
-    (lambda d: d["provenance"].pop("gpu"), "provenance lacks 'gpu'"),
-    (lambda d: d["rows"].clear(), "non-empty list"),
-    (lambda d: d["rows"][0].update(v=float("nan")), "finite number"),
-    (lambda d: d["metrics"]["v"].pop("noise"), "needs 'unit' and 'noise'"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d.pop("provenance"), "missing key 'provenance'"),
+        (lambda d: d["provenance"].pop("gpu"), "provenance lacks 'gpu'"),
+        (lambda d: d["rows"].clear(), "non-empty list"),
+        (lambda d: d["rows"][0].update(v=float("nan")), "finite number"),
+        (lambda d: d["metrics"]["v"].pop("noise"), "needs 'unit' and 'noise'"),
+    ],
+)
 def test_invalid_dataset_is_rejected_and_good_file_kept(tmp_path, mutate, message):
     good = _sample()
     out = tmp_path / "sample.json"
@@ -160,54 +186,74 @@ def test_render_errors_name_the_file():
 
 
 def test_render_uses_page_language():
-    en = render.render_page('{{ table("foundation/ceilings", cols=["case", "tbps"], where={"kind": "memory"}) }}', "en", "en/x.md")
-    zh = render.render_page('{{ table("foundation/ceilings", cols=["case", "tbps"], where={"kind": "memory"}) }}', "zh", "zh/x.md")
+    en = render.render_page(
+        '{{ table("foundation/ceilings", cols=["case", "tbps"], where={"kind": "memory"}) }}', "en", "en/x.md"
+    )
+    zh = render.render_page(
+        '{{ table("foundation/ceilings", cols=["case", "tbps"], where={"kind": "memory"}) }}', "zh", "zh/x.md"
+    )
     assert "Measured on NVIDIA H200" in en and "测量环境：NVIDIA H200" in zh
     assert "带宽" in zh and "Bandwidth" in en
 
 
 def test_plot_is_inline_svg_in_current_color():
-    svg = render.render_page('{{ plot("foundation/ceilings", x="shape", y="tflops", series="case", where={"kind": "matmul"}, kind="bar") }}', "en", "en/x.md")
+    svg = render.render_page(
+        '{{ plot("foundation/ceilings", x="shape", y="tflops", series="case", where={"kind": "matmul"}, kind="bar") }}',
+        "en",
+        "en/x.md",
+    )
     assert svg.count("<svg") == 1 and 'fill="currentColor"' in svg and "provenance" in svg
 
 
 def test_gpu_ci_refuses_without_gpu():
-    p = subprocess.run([sys.executable, "scripts/gpu_ci.py", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "scripts/gpu_ci.py", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     import needs
+
     if needs.has_gpu():
         pytest.skip("this machine has a GPU; the refusal path is for CPU-only machines")
     assert p.returncode == 2 and "needs a CUDA GPU" in p.stderr
 
 
 def test_unknown_dataset_is_a_clear_error():
-    p = subprocess.run([sys.executable, "-c", "from sitekit.registry import by_name; by_name('nope')"],
-                       cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-c", "from sitekit.registry import by_name; by_name('nope')"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode != 0 and "unknown dataset 'nope'" in p.stderr and "foundation/ceilings" in p.stderr
 
 
 def test_save_validates_a_quick_run_without_writing_it(tmp_path, capsys):
     from sitekit import data
+
     ds = data.new("foundation/quick_check", {"x": {"unit": "s", "noise": 0.1}}, [{"case": "a", "x": 1.0}])
     out = tmp_path / "d.json"
     assert data.save(ds, out, quick=True) == 0 and not out.exists()
     assert "not written" in capsys.readouterr().out
     assert data.save(ds, out) == 0 and out.exists()
     with pytest.raises(data.DataError):
-        data.save({**ds, "rows": []}, out, quick=True)       # a quick run is still validated
+        data.save({**ds, "rows": []}, out, quick=True)  # a quick run is still validated
 
 
 def _gpu_ci():
     sys.path.insert(0, str(ROOT / "scripts"))
     import gpu_ci
+
     return gpu_ci
 
 
-@pytest.mark.parametrize("body, message", [
-    ("raise SystemExit('boom: no GPU here')", "script failed (exit 1): boom: no GPU here"),
-    ("open(sys.argv[sys.argv.index('--out') + 1], 'w').write('{not json')", "invalid JSON"),
-    ("open(sys.argv[sys.argv.index('--out') + 1], 'w').write('{\"schema\": 1}')", "invalid dataset"),
-    ("pass", "wrote no"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("raise SystemExit('boom: no GPU here')", "script failed (exit 1): boom: no GPU here"),
+        ("open(sys.argv[sys.argv.index('--out') + 1], 'w').write('{not json')", "invalid JSON"),
+        ("open(sys.argv[sys.argv.index('--out') + 1], 'w').write('{\"schema\": 1}')", "invalid dataset"),
+        ("pass", "wrote no"),
+    ],
+)
 def test_gpu_ci_failed_or_invalid_measurement_leaves_data_untouched(tmp_path, body, message):
     """A producer that crashes, writes invalid JSON, an invalid dataset or nothing ends with a one-line
     reason, and the committed file is not touched."""
@@ -223,7 +269,7 @@ def test_gpu_ci_writes_with_history_and_reports_flipped_targets(tmp_path):
     gpu_ci = _gpu_ci()
     metrics = {"ratio": {"unit": "×", "noise": 0.05}, "met": {"unit": "bool", "noise": 0, "of": "ratio", "target": 1.0}}
     old = data.new("art/ds", metrics, [{"case": "a", "ratio": 1.2, "ratio_spread": 0.02, "met": True}])
-    old["sources"] = {"scripts/measure/art/ds.py": "0" * 64}     # both runs measured the same code
+    old["sources"] = {"scripts/measure/art/ds.py": "0" * 64}  # both runs measured the same code
     (tmp_path / "art").mkdir()
     data.write(old, tmp_path / "art" / "ds.json")
     new = data.new("art/ds", metrics, [{"case": "a", "ratio": 0.5, "ratio_spread": 0.02, "met": False}])
@@ -254,21 +300,32 @@ def test_figure_noise_comes_from_measured_spread():
 
 
 def test_check_and_verdict_markers_follow_the_data(monkeypatch):
-    ds = data.new("art/ds", {"x": {"unit": "×", "noise": 0.05}},
-                  [{"case": "fast", "x": 1.3}, {"case": "same", "x": 1.02}, {"case": "slow", "x": 0.8}])
+    ds = data.new(
+        "art/ds",
+        {"x": {"unit": "×", "noise": 0.05}},
+        [{"case": "fast", "x": 1.3}, {"case": "same", "x": 1.02}, {"case": "slow", "x": 0.8}],
+    )
     monkeypatch.setattr(render, "load", lambda name: ds)
     assert render.check("art/ds", "x", {"case": "fast"}, ">", 1.0, lang="en") == ""
     assert render.check("art/ds", "x", {"case": "same"}, "~", 1.0, lang="en") == ""
     with pytest.raises(data.DataError, match="no longer satisfies"):
         render.check("art/ds", "x", {"case": "same"}, ">", 1.0, lang="en")
     assert render.check("art/ds", "x", {"case": "fast"}, ">", {"case": "slow"}, lang="en") == ""
-    assert [render.verdict("art/ds", "x", {"case": c}, lang="en") for c in ("fast", "same", "slow")] == \
-        ["faster", "slower", "no measurable difference"][0:1] + ["no measurable difference", "slower"]
+    assert [render.verdict("art/ds", "x", {"case": c}, lang="en") for c in ("fast", "same", "slow")] == [
+        "faster",
+        "slower",
+        "no measurable difference",
+    ][0:1] + ["no measurable difference", "slower"]
     assert render.verdict("art/ds", "x", {"case": "fast"}, lang="zh") == "更快"
 
 
 def test_gpu_ci_unknown_dataset_is_one_clear_line():
-    p = subprocess.run([sys.executable, "scripts/gpu_ci.py", "--only", "nope/nothing", "--plan"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "scripts/gpu_ci.py", "--only", "nope/nothing", "--plan"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode != 0 and "unknown dataset 'nope/nothing'" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1

@@ -6,14 +6,13 @@ at least once when it uses the term (`first_use`). The prose of every docs/zh pa
 Chinese label (data/labels.yml, data/*/labels.yml) is checked against it. Code blocks, inline
 code, HTML comments, data markers and link targets are not prose and are left out.
 """
+
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
-
 from sitekit import DATA, DOCS
 
 TERMS = yaml.safe_load((DATA / "glossary" / "terms.yml").read_text(encoding="utf-8"))
@@ -24,11 +23,11 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 def prose(text: str) -> str:
     """The page's prose, line for line (removed parts become blanks, so line numbers hold)."""
     blank = lambda m: "\n" * m.group(0).count("\n")
-    text = re.sub(r"^([ \t]*)(`{3,}).*?^[ \t]*\2[ \t]*$", blank, text, flags=re.M | re.S)   # fenced code
-    text = re.sub(r"<!--.*?-->", blank, text, flags=re.S)                                  # marks, comments
-    text = re.sub(r"\{\{.*?\}\}", "", text)                                                 # data markers
-    text = re.sub(r"`[^`\n]*`", "", text)                                                   # inline code
-    text = re.sub(r"\]\([^)\s]*\)", "]", text)                                             # link targets
+    text = re.sub(r"^([ \t]*)(`{3,}).*?^[ \t]*\2[ \t]*$", blank, text, flags=re.M | re.S)  # fenced code
+    text = re.sub(r"<!--.*?-->", blank, text, flags=re.S)  # marks, comments
+    text = re.sub(r"\{\{.*?\}\}", "", text)  # data markers
+    text = re.sub(r"`[^`\n]*`", "", text)  # inline code
+    text = re.sub(r"\]\([^)\s]*\)", "]", text)  # link targets
     text = re.sub(r"https?://\S+", "", text)
     return text
 
@@ -61,13 +60,15 @@ def test_terms_file_is_well_formed():
             assert t["zh"] in t["first_use"], f"glossary {t['en']!r}: first_use must contain the term {t['zh']!r}"
     avoided = {a: t["en"] for t in TERMS for a in t.get("avoid", [])}
     for t in TERMS:
-        assert t["zh"] not in avoided, f"glossary: {t['zh']!r} is {t['en']!r}'s term but avoided for {avoided[t['zh']]!r}"
+        assert t["zh"] not in avoided, (
+            f"glossary: {t['zh']!r} is {t['en']!r}'s term but avoided for {avoided[t['zh']]!r}"
+        )
 
 
 @pytest.mark.parametrize("page", ZH_PAGES, ids=lambda p: p.name)
 def test_zh_page_uses_the_glossary_terms(page):
     text = prose(page.read_text(encoding="utf-8"))
-    if page.name == "glossary.md":                 # the glossary names rejected variants, in quotes
+    if page.name == "glossary.md":  # the glossary names rejected variants, in quotes
         text = QUOTED.sub("", text)
     problems = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -82,8 +83,12 @@ def test_zh_page_uses_the_glossary_terms(page):
 
 
 def test_zh_labels_use_the_glossary_terms():
-    problems = [f"{where}: {a!r} for {t['en']!r}; the glossary's term is {t['zh']!r}"
-                for where, label in zh_labels() for t in TERMS for a in avoided_uses(label, t)]
+    problems = [
+        f"{where}: {a!r} for {t['en']!r}; the glossary's term is {t['zh']!r}"
+        for where, label in zh_labels()
+        for t in TERMS
+        for a in avoided_uses(label, t)
+    ]
     assert not problems, "\n".join(problems)
 
 

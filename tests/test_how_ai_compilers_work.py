@@ -10,6 +10,7 @@
 Snippet code runs in subprocesses with TRITON_INTERPRET=1, so this file never changes
 how Triton behaves for other tests in the same pytest process.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,14 @@ ENV = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
 
 
 def run_py(code: str, timeout=300) -> str:
-    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=ENV,
-                       capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert p.returncode == 0, f"exit {p.returncode}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr[-4000:]}"
     return p.stdout
 
@@ -147,38 +154,55 @@ def test_model_and_search():
 
 @pytest.mark.parametrize("script", ["fusion", "autotune", "training"])
 def test_measurement_script_logic_on_cpu(script):
-    p = subprocess.run([sys.executable, f"scripts/measure/how_ai_compilers_work/{script}.py", "--smoke"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600,
-                       env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
+    p = subprocess.run(
+        [sys.executable, f"scripts/measure/how_ai_compilers_work/{script}.py", "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"},
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert "rows valid, nothing written" in p.stdout
 
 
 def test_scripts_reject_bad_arguments():
-    p = subprocess.run([sys.executable, "scripts/measure/how_ai_compilers_work/autotune.py", "--workers", "0"],
-                       cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/how_ai_compilers_work/autotune.py", "--workers", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode != 0 and "--workers must be at least 1" in p.stderr
 
 
 def test_registry_and_committed_data():
     from sitekit import data
     from sitekit.registry import DATASETS
+
     mine = {d.name: d for d in DATASETS if d.name.startswith("how_ai_compilers_work/")}
-    assert set(mine) == {"how_ai_compilers_work/fusion", "how_ai_compilers_work/autotune",
-                         "how_ai_compilers_work/training", "how_ai_compilers_work/search_budget"}
+    assert set(mine) == {
+        "how_ai_compilers_work/fusion",
+        "how_ai_compilers_work/autotune",
+        "how_ai_compilers_work/training",
+        "how_ai_compilers_work/search_budget",
+    }
     for name, d in mine.items():
         assert (ROOT / d.script).is_file()
         ds = data.load(name)
-        if name.endswith("search_budget"):   # a CPU replay of the GPU timings in autotune.json
+        if name.endswith("search_budget"):  # a CPU replay of the GPU timings in autotune.json
             assert d.needs == "cpu" and ds["replayed"]["dataset"] == "how_ai_compilers_work/autotune"
             continue
         assert d.needs == "gpu" and ds["provenance"]["gpu"], f"{name} must be measured on a GPU"
     fusion = data.load("how_ai_compilers_work/fusion")
-    shapes = {"aic_pointwise": ((1 << 27,), "pointwise"), "aic_horizontal": ((16384, 8192), "horizontal"),
-              "aic_reduction": ((16384, 4096), "reduction")}
+    shapes = {
+        "aic_pointwise": ((1 << 27,), "pointwise"),
+        "aic_horizontal": ((16384, 8192), "horizontal"),
+        "aic_reduction": ((16384, 4096), "reduction"),
+    }
     # traffic() is plain Python: read it without importing Triton kernels into this process
     src = (SNIPPETS / "fusion.py").read_text()
-    section = src[src.index("# --8<-- [start:traffic]"):src.index("# --8<-- [end:traffic]")]
+    section = src[src.index("# --8<-- [start:traffic]") : src.index("# --8<-- [end:traffic]")]
     ns: dict = {}
     exec(section, ns)
     for row in fusion["rows"]:
@@ -193,14 +217,21 @@ def test_search_budget_replay_and_claims(tmp_path):
     """search_budget.json is a pure function of autotune.json (regenerated here, ~5 s), and the
     sentences of the section 'A control: random search on the same budget' still hold for it."""
     out = tmp_path / "sb.json"
-    p = subprocess.run([sys.executable, "scripts/measure/how_ai_compilers_work/search_budget.py", "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/how_ai_compilers_work/search_budget.py", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     fresh = json.loads(out.read_text())
     committed = json.loads((ROOT / "data/how_ai_compilers_work/search_budget.json").read_text())
-    assert fresh["rows"] == committed["rows"], ("data/how_ai_compilers_work/search_budget.json is stale: run "
-                                                "scripts/measure/how_ai_compilers_work/search_budget.py")
+    assert fresh["rows"] == committed["rows"], (
+        "data/how_ai_compilers_work/search_budget.json is stale: run "
+        "scripts/measure/how_ai_compilers_work/search_budget.py"
+    )
     row = {(r.get("aic_search"), r.get("aic_budget")): r for r in committed["rows"] if r["kind"] == "search"}
     noise = committed["metrics"]["aic_median_ratio"]["noise"]
     rnd, lrn = row["aic_random", 24], row["aic_learned", 24]
@@ -213,7 +244,18 @@ def test_search_budget_replay_and_claims(tmp_path):
 
 
 def test_search_budget_rejects_too_few_seeds():
-    p = subprocess.run([sys.executable, "scripts/measure/how_ai_compilers_work/search_budget.py", "--seeds", "2",
-                        "--out", "/dev/null"], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "scripts/measure/how_ai_compilers_work/search_budget.py",
+            "--seeds",
+            "2",
+            "--out",
+            "/dev/null",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
+    )
     assert p.returncode != 0 and "--seeds must be at least 5" in p.stderr

@@ -6,6 +6,7 @@ each sample must equal the committed one (the per-pass timing with its numbers m
 of MLIR, Triton, JAX or torch-mlir shows up as a diff. The shell blocks themselves also run in
 tests/test_codeblocks.py against the same files.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -40,17 +41,25 @@ def _need_mlir():
 
 
 def _diff(a: str, b: str, name: str) -> str:
-    return f"{name} differs from a fresh run:\n" + "".join(
-        difflib.unified_diff(a.splitlines(True), b.splitlines(True), "committed", "regenerated", n=1))[:6000]
+    return (
+        f"{name} differs from a fresh run:\n"
+        + "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), "committed", "regenerated", n=1))[:6000]
+    )
 
 
 # ----------------------------------------------------------------------------- regeneration
 
+
 def test_samples_regenerate(tmp_path):
     """One test (not one per sample): under xdist each worker would otherwise regenerate them all."""
     _need_mlir()
-    p = subprocess.run([sys.executable, str(PRODUCER), "--ir-dir", str(tmp_path), "--out", str(tmp_path / "m.json")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [sys.executable, str(PRODUCER), "--ir-dir", str(tmp_path), "--out", str(tmp_path / "m.json")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     problems = []
     for name in sorted(ir_samples.SOURCES):
@@ -75,6 +84,7 @@ def test_every_shown_sample_is_produced():
 
 
 # ----------------------------------------------------------------------------- what the page claims
+
 
 def _dense(text: str, name: str) -> np.ndarray:
     m = re.search(rf"%{name} = arith\.constant dense<(\[.*?\])> : tensor<([\dx]+)xf32>", text)
@@ -112,7 +122,7 @@ def test_runner_result_matches_numpy():
 
 def test_rewrite_pattern():
     p = subprocess.run([sys.executable, str(SNIPPETS / "rewrite.py")], cwd=ROOT, capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr       # its __main__ runs _test(): fused once, not fused when shared
+    assert p.returncode == 0, p.stderr  # its __main__ runs _test(): fused once, not fused when shared
 
 
 def test_bench_block_runs_and_computes():
@@ -132,6 +142,7 @@ def test_timing_order_in_data():
 
 
 # ----------------------------------------------------------------------------- the page's blocks and bad input
+
 
 def _lines(code: str) -> str:
     """The code without blank lines (the page's include of env.sh leaves one after it)."""
@@ -156,21 +167,31 @@ def test_shell_blocks_are_snippet_sections(page):
     assert len(shell) >= 15, f"{page.name}: expected the page's commands"
     for b in shell:
         assert _lines(b.code) in known, f"{b.id}: not env.sh + a section of snippets/mlir_architecture/*.sh"
-        assert "mlir-opt" in b.marks.get("needs", ()) or b.marks.get("checked_by", ("",))[0] == ME, \
-            f"{b.id}: mark it needs(\"mlir-opt\") or checked_by this file"
+        assert "mlir-opt" in b.marks.get("needs", ()) or b.marks.get("checked_by", ("",))[0] == ME, (
+            f'{b.id}: mark it needs("mlir-opt") or checked_by this file'
+        )
 
 
 def test_tools_error_says_what_to_set():
-    p = subprocess.run([sys.executable, str(SNIPPETS / "tools.py")], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "MLIR_BIN": "/nonexistent/llvm-22/bin"})
+    p = subprocess.run(
+        [sys.executable, str(SNIPPETS / "tools.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MLIR_BIN": "/nonexistent/llvm-22/bin"},
+    )
     assert p.returncode == 1 and "no mlir-opt there" in p.stderr, p.stderr
 
 
 def test_producer_rejects_bad_arguments():
     p = subprocess.run([sys.executable, str(PRODUCER), "--jobs", "0"], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 2 and "--jobs must be at least 1" in p.stderr
-    p = subprocess.run([sys.executable, str(ROOT / "scripts/measure/mlir_architecture/matmul_cpu.py"), "--rounds", "1"],
-                       cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/measure/mlir_architecture/matmul_cpu.py"), "--rounds", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 2 and "--rounds must be at least 2" in p.stderr
 
 

@@ -7,6 +7,7 @@ not run, every message of the troubleshooting table is one a reproduction printe
 reproductions the page's block leaves out (Open MPI as root, Intel MPI 2021.19 from pip), bad input,
 and the producers (packages regenerated exactly; the timing ones in --quick mode).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,10 @@ def _need(*what):
 
 def _sections(path: Path) -> dict[str, str]:
     text = path.read_text(encoding="utf-8")
-    return {m.group(1): m.group(2) for m in
-            re.finditer(r"# --8<-- \[start:([\w-]+)\]\n(.*?)# --8<-- \[end:\1\]\n", text, re.S)}
+    return {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"# --8<-- \[start:([\w-]+)\]\n(.*?)# --8<-- \[end:\1\]\n", text, re.S)
+    }
 
 
 def _squash(code: str) -> str:
@@ -56,11 +59,13 @@ def _run_section(script: str, section: str, timeout: int = 300) -> subprocess.Co
     with tempfile.TemporaryDirectory() as t:
         f = Path(t) / "block.sh"
         f.write_text(code, encoding="utf-8")
-        return subprocess.run(["bash", "-euo", "pipefail", str(f)], cwd=ROOT, capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run(
+            ["bash", "-euo", "pipefail", str(f)], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+        )
 
 
 # ----------------------------------------------------------------------------- the page's blocks
+
 
 @pytest.mark.parametrize("script", sorted(p.name for p in HERE.glob("*.sh")))
 def test_every_shell_snippet_parses(script):
@@ -81,13 +86,18 @@ def test_display_only_blocks_parse_and_say_why_on_the_page(lang):
         else:
             compile(b.code, b.id, "exec")
     # the HTML-comment mark is invisible: the prose just above each such block must say it is not run
-    listing = ("C source", "Python, run under", "the file the install")   # the next block runs it / installs it
-    marks = [m for m in re.finditer(r'<!--pytest\.mark\.display\("([^"]*)"\)-->\n```(bash|sh|python)\n', text)
-             if not m.group(1).startswith(listing)]
+    listing = ("C source", "Python, run under", "the file the install")  # the next block runs it / installs it
+    marks = [
+        m
+        for m in re.finditer(r'<!--pytest\.mark\.display\("([^"]*)"\)-->\n```(bash|sh|python)\n', text)
+        if not m.group(1).startswith(listing)
+    ]
     assert len(marks) >= 6
     for m in marks:
-        before = text[max(0, m.start() - 700):m.start()]
-        assert NOT_RUN[lang].search(before), f"{page.name}: no visible 'not run' reason before the block marked {m.group(1)!r}"
+        before = text[max(0, m.start() - 700) : m.start()]
+        assert NOT_RUN[lang].search(before), (
+            f"{page.name}: no visible 'not run' reason before the block marked {m.group(1)!r}"
+        )
 
 
 @pytest.mark.parametrize("lang", PAGES)
@@ -101,7 +111,7 @@ def test_runnable_shell_blocks_are_env_plus_a_section(lang):
     assert len(run) >= 9
     for b in run:
         assert _squash(b.code) in known, f"{b.id}: a runnable block must be env.sh followed by one snippet section"
-        assert "oneapi-wheels" in b.marks.get("needs", ()), f"{b.id}: mark it needs(\"oneapi-wheels\")"
+        assert "oneapi-wheels" in b.marks.get("needs", ()), f'{b.id}: mark it needs("oneapi-wheels")'
 
 
 def test_expected_outputs_name_the_pinned_versions():
@@ -114,6 +124,7 @@ def test_expected_outputs_name_the_pinned_versions():
 
 # ----------------------------------------------------------------------------- troubleshooting
 
+
 def _table_messages(lang: str) -> list[str]:
     """The code spans of the first column of the troubleshooting table (header and rule left out)."""
     sec = PAGES[lang].read_text(encoding="utf-8").split("{ #troubleshooting }", 1)[1]
@@ -121,7 +132,7 @@ def _table_messages(lang: str) -> list[str]:
     return [m for row in rows for m in re.findall(r"`([^`]+)`", row.split(" | ")[0])]
 
 
-SEPARATE = {   # reproduced by the tests below, not by the page's block
+SEPARATE = {  # reproduced by the tests below, not by the page's block
     "mpirun.openmpi has detected an attempt to run as root",
     "Could not find a version that satisfies the requirement libfabric>=2.6 (from impi-rt)",
 }
@@ -132,7 +143,13 @@ def test_every_troubleshooting_message_is_reproduced(lang):
     shown = (HERE / "expected" / "reproduce.txt").read_text(encoding="utf-8")
     msgs = _table_messages(lang)
     assert len(msgs) >= 10, f"{lang}: troubleshooting table not found or too short"
-    ignore = {"mpicc", "mpicc -show", "MPI_Init", "I_MPI_DEBUG=5", "dpctl.get_devices()"}   # names in the message column, not messages
+    ignore = {
+        "mpicc",
+        "mpicc -show",
+        "MPI_Init",
+        "I_MPI_DEBUG=5",
+        "dpctl.get_devices()",
+    }  # names in the message column, not messages
     for m in msgs:
         if m in ignore or m in SEPARATE:
             continue
@@ -142,7 +159,7 @@ def test_every_troubleshooting_message_is_reproduced(lang):
     # separately reproduced ones last
     at = [shown.find(m) for m in msgs if m not in ignore and m not in SEPARATE]
     assert at == sorted(at), f"{lang}: troubleshooting rows are not in the order the reproduction block prints them"
-    assert set(msgs[-len(SEPARATE):]) == SEPARATE, f"{lang}: the separately reproduced rows must come last"
+    assert set(msgs[-len(SEPARATE) :]) == SEPARATE, f"{lang}: the separately reproduced rows must come last"
 
 
 def test_openmpi_as_root_is_refused():
@@ -158,8 +175,23 @@ def test_openmpi_as_root_is_refused():
 def test_impi_2021_19_needs_a_libfabric_pypi_lacks():
     _need("network")
     with tempfile.TemporaryDirectory() as t:
-        p = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-cache-dir",
-                            "--target", t, "impi-rt==2021.19.0"], capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--dry-run",
+                "--ignore-installed",
+                "--no-cache-dir",
+                "--target",
+                t,
+                "impi-rt==2021.19.0",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert p.returncode != 0, "impi-rt 2021.19.0 now installs from PyPI alone: revisit the pin and the page"
     assert "Could not find a version that satisfies the requirement libfabric>=2.6 (from impi-rt)" in p.stderr
 
@@ -176,45 +208,69 @@ def test_env_sh_without_the_wheels_says_what_to_install(tmp_path):
     fake.mkdir()
     (fake / "python3").write_text(f"#!/bin/sh\necho {tmp_path}\n")
     (fake / "python3").chmod(0o755)
-    p = subprocess.run(["bash", "-eu"], input=_env_text(), cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"})
+    p = subprocess.run(
+        ["bash", "-eu"],
+        input=_env_text(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"},
+    )
     assert p.returncode == 1 and "pip install -r requirements-oneapi.txt" in p.stderr
 
 
 # ----------------------------------------------------------------------------- datasets
 
+
 def test_packages_dataset_regenerates(tmp_path):
     _need("oneapi-wheels", "openmpi")
     out = tmp_path / "packages.json"
-    p = subprocess.run([sys.executable, str(MEASURE / "packages.py"), "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, str(MEASURE / "packages.py"), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     fresh = json.loads(out.read_text())["rows"]
     committed = json.loads((DATA / "oneapi_installation" / "packages.json").read_text())["rows"]
-    assert fresh == committed, "installed sizes or versions changed: re-run scripts/measure/oneapi_installation/packages.py"
+    assert fresh == committed, (
+        "installed sizes or versions changed: re-run scripts/measure/oneapi_installation/packages.py"
+    )
 
 
 @pytest.mark.parametrize("producer", ["mpi_bench", "dgemm"])
 def test_timing_producers_run_quick(producer):
     _need("oneapi-wheels", "openmpi")
-    p = subprocess.run([sys.executable, str(MEASURE / f"{producer}.py"), "--quick"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, str(MEASURE / f"{producer}.py"), "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert "quick run: valid, not written" in p.stdout
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--max-bytes", "1000"], "--max-bytes must be a power of two >= 1024, got 1000"),
-    (["--rounds", "0"], "--rounds must be at least 1, got 0"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--max-bytes", "1000"], "--max-bytes must be a power of two >= 1024, got 1000"),
+        (["--rounds", "0"], "--rounds must be at least 1, got 0"),
+    ],
+)
 def test_mpi_bench_rejects_bad_arguments(args, message):
-    p = subprocess.run([sys.executable, str(MEASURE / "mpi_bench.py"), *args], cwd=ROOT, capture_output=True,
-                       text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, str(MEASURE / "mpi_bench.py"), *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert p.returncode == 2 and message in p.stderr
 
 
 def test_imb_output_is_parsed():
     from measure.oneapi_installation.mpi_bench import parse_imb
+
     sample = """#----------------------------------------------------------------
 # Benchmarking PingPong
 # #processes = 2
@@ -231,8 +287,10 @@ def test_imb_output_is_parsed():
             8          200         0.49         0.52         0.50
 """
     rows = parse_imb(sample)
-    assert [(r["mpi_test"], r["bytes"], r["usec"]) for r in rows] == [("mpi_pingpong", 1024, 0.65),
-                                                                      ("mpi_allreduce", 8, 0.50)]
+    assert [(r["mpi_test"], r["bytes"], r["usec"]) for r in rows] == [
+        ("mpi_pingpong", 1024, 0.65),
+        ("mpi_allreduce", 8, 0.50),
+    ]
 
 
 def test_measured_datasets_cover_what_the_page_shows():
@@ -241,16 +299,20 @@ def test_measured_datasets_cover_what_the_page_shows():
     assert series == {"impi_imb", "impi_bench_c", "openmpi_bench_c"}
     assert "machine" in bench["provenance"] and "2-core" in bench["provenance"]["machine"]
     gemm = json.loads((DATA / "oneapi_installation" / "dgemm.json").read_text())
-    assert {(r["blas"], r["threads"]) for r in gemm["rows"]} == {(b, t) for b in ("blas_mkl", "blas_openblas")
-                                                                 for t in (1, 2)}
+    assert {(r["blas"], r["threads"]) for r in gemm["rows"]} == {
+        (b, t) for b in ("blas_mkl", "blas_openblas") for t in (1, 2)
+    }
 
 
 def test_labels_are_one_string_per_language():
     """A label with a comma in a YAML flow mapping ({en: a, b, zh: …}) silently loses everything after
     the comma: the English plot then showed two series both called "Intel MPI"."""
     labels = yaml.safe_load((DATA / "oneapi_installation" / "labels.yml").read_text(encoding="utf-8"))
-    bad = {k: v for k, v in labels.items()
-           if not (isinstance(v, dict) and set(v) == {"en", "zh"} and all(isinstance(x, str) and x for x in v.values()))}
+    bad = {
+        k: v
+        for k, v in labels.items()
+        if not (isinstance(v, dict) and set(v) == {"en", "zh"} and all(isinstance(x, str) and x for x in v.values()))
+    }
     assert not bad, f"labels.yml: entries that are not exactly {{en: str, zh: str}} (quote values with commas): {bad}"
     series = [labels[k]["en"] for k in ("impi_imb", "impi_bench_c", "openmpi_bench_c")]
     assert len(set(series)) == 3, f"the three MPI series need three different English labels: {series}"

@@ -1,10 +1,10 @@
 """English and Chinese pages mirror each other: same files, anchors, code, data, in the same order."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
-
 from sitekit import DOCS, LANGS
 from sitekit.pages import FENCE, anchors, blocks, includes, page_pairs
 from sitekit.render import MARKER
@@ -18,8 +18,11 @@ INLINE_OK = {"mermaid"}
 
 
 def _files(lang):
-    return sorted(p.relative_to(DOCS / lang).as_posix() for p in (DOCS / lang).rglob("*")
-                  if p.is_file() and "notebooks" not in p.parts)
+    return sorted(
+        p.relative_to(DOCS / lang).as_posix()
+        for p in (DOCS / lang).rglob("*")
+        if p.is_file() and "notebooks" not in p.parts
+    )
 
 
 def test_same_page_tree():
@@ -40,8 +43,9 @@ def test_same_anchors(rel, en, zh):
 def test_every_heading_has_an_explicit_anchor(rel, en, zh):
     for page in (en, zh):
         for level, title in HEADING.findall(_strip_code(page.read_text(encoding="utf-8"))):
-            assert re.search(r"\{\s*#[A-Za-z0-9_\-]+", title), \
+            assert re.search(r"\{\s*#[A-Za-z0-9_\-]+", title), (
                 f"{page.relative_to(DOCS)}: heading '{level} {title}' has no {{ #anchor }} (the default slug drops Chinese)"
+            )
 
 
 @pytest.mark.parametrize("rel,en,zh", PAIRS, ids=IDS)
@@ -53,15 +57,16 @@ def test_same_snippets_in_same_order(rel, en, zh):
 def test_same_data_markers_in_same_order(rel, en, zh):
     def calls(p):
         return [re.sub(r"\s+", "", m.group("call")) for m in MARKER.finditer(p.read_text(encoding="utf-8"))]
+
     assert calls(en) == calls(zh), f"{rel}: data markers (datasets, views) differ"
 
 
 @pytest.mark.parametrize("rel,en,zh", PAIRS, ids=IDS)
 def test_same_code_blocks(rel, en, zh):
     be, bz = blocks(en), blocks(zh)
-    assert [(b.lang, b.code, b.marks, b.expected_output) for b in be if b.lang != "mermaid"] == \
-           [(b.lang, b.code, b.marks, b.expected_output) for b in bz if b.lang != "mermaid"], \
-        f"{rel}: the two languages show different code"
+    assert [(b.lang, b.code, b.marks, b.expected_output) for b in be if b.lang != "mermaid"] == [
+        (b.lang, b.code, b.marks, b.expected_output) for b in bz if b.lang != "mermaid"
+    ], f"{rel}: the two languages show different code"
     assert sum(b.lang == "mermaid" for b in be) == sum(b.lang == "mermaid" for b in bz), f"{rel}: diagram count differs"
 
 
@@ -82,15 +87,17 @@ def test_code_is_included_not_typed(lang):
             j = i + 1
             while j < len(lines) and not lines[j].lstrip().startswith(ticks):
                 j += 1
-            body = [l for l in lines[i + 1:j] if l.strip()]
+            body = [l for l in lines[i + 1 : j] if l.strip()]
             prev = next((l.strip() for l in reversed(lines[:i]) if l.strip()), "")
             is_output = "expected-output" in prev
             # an include of a project file (snippets/, data/, or a file like requirements-cuda.txt that
             # a page shows as it is): the text lives in exactly one place
             is_include = body and all(re.match(r"""^\s*-{1,}8<-{1,}\s+["']?[\w./-]+""", l) for l in body)
             if not (is_include or info in INLINE_OK or is_output):
-                problems.append(f"{page.relative_to(DOCS)}:{i + 1}: ```{info} block is typed on the page; "
-                                "include it from snippets/ or data/")
+                problems.append(
+                    f"{page.relative_to(DOCS)}:{i + 1}: ```{info} block is typed on the page; "
+                    "include it from snippets/ or data/"
+                )
             i = j + 1
     assert not problems, "\n".join(problems)
 
@@ -101,12 +108,15 @@ def test_chinese_page_is_written_in_chinese(rel, en, zh):
     prose = re.sub(r"`[^`]*`|\{\{.*?\}\}|<[^>]+>|\(.*?\.md[^)]*\)", "", prose)
     letters = re.findall(r"[A-Za-z]+", prose)
     han = len(HAN.findall(prose))
-    assert han > 0.6 * len(letters), f"{rel}: the Chinese page reads mostly as English ({han} Han chars, {len(letters)} Latin words)"
+    assert han > 0.6 * len(letters), (
+        f"{rel}: the Chinese page reads mostly as English ({han} Han chars, {len(letters)} Latin words)"
+    )
 
 
 def test_glossary_is_one_term_per_concept():
     import yaml
     from sitekit import DATA
+
     terms = yaml.safe_load((DATA / "glossary" / "terms.yml").read_text(encoding="utf-8"))
     for key in ("en", "zh"):
         seen = [t[key].lower() for t in terms]

@@ -9,6 +9,7 @@
 - The kernel-launch parser is checked on committed output code, and the scripts reject
   bad arguments with a message.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -30,11 +31,21 @@ def _run(args, timeout=600):
 
 # ----------------------------------------------------------------------------- regeneration
 
+
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
     out = tmp_path_factory.mktemp("pcs")
-    p = _run(["scripts/measure/pytorch_compile_stack/_artifacts.py", "--device", "cpu",
-              "--out", str(out / "cpu_artifacts.json"), "--ir-dir", str(out / "ir")])
+    p = _run(
+        [
+            "scripts/measure/pytorch_compile_stack/_artifacts.py",
+            "--device",
+            "cpu",
+            "--out",
+            str(out / "cpu_artifacts.json"),
+            "--ir-dir",
+            str(out / "ir"),
+        ]
+    )
     assert p.returncode == 0, f"artifact script failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
     return out
 
@@ -48,12 +59,16 @@ def test_cpu_artifacts_match_committed(regenerated):
         a = (IR / "cpu" / name).read_text(encoding="utf-8")
         b = (regenerated / "ir" / name).read_text(encoding="utf-8")
         if a != b:
-            diff = "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True),
-                                                f"committed/{name}", f"regenerated/{name}", n=1))
+            diff = "".join(
+                difflib.unified_diff(
+                    a.splitlines(True), b.splitlines(True), f"committed/{name}", f"regenerated/{name}", n=1
+                )
+            )
             problems.append(diff[:3000])
-    assert not problems, ("regenerated CPU artifacts differ from data/pytorch_compile_stack/ir/cpu "
-                          "(run scripts/measure/pytorch_compile_stack/_artifacts.py --device cpu and review):\n"
-                          + "\n".join(problems))
+    assert not problems, (
+        "regenerated CPU artifacts differ from data/pytorch_compile_stack/ir/cpu "
+        "(run scripts/measure/pytorch_compile_stack/_artifacts.py --device cpu and review):\n" + "\n".join(problems)
+    )
 
 
 def test_cpu_artifact_manifest_matches(regenerated):
@@ -72,8 +87,13 @@ def _timing(ds):
     return [r for r in ds["rows"] if r.get("kind") == "timing"]
 
 
-@pytest.mark.parametrize("name, modes", [("pytorch_compile_stack/gpu_workloads", ("default", "reduce-overhead")),
-                                         ("pytorch_compile_stack/gpu_autotune", ("max-autotune",))])
+@pytest.mark.parametrize(
+    "name, modes",
+    [
+        ("pytorch_compile_stack/gpu_workloads", ("default", "reduce-overhead")),
+        ("pytorch_compile_stack/gpu_autotune", ("max-autotune",)),
+    ],
+)
 def test_gpu_dataset_claims(name, modes):
     ds = load(name)
     assert ds["provenance"]["gpu"] == "NVIDIA H200"
@@ -89,12 +109,15 @@ def test_gpu_dataset_claims(name, modes):
         if r.get("ms") is not None:
             assert r["correct"] is True, f"{r['workload']}/{r['mode']} timed although not checked correct"
             assert r["err_compiled"] <= 2 * r["err_eager"] + 2e-3
-            eager = r.get("eager_ms") or next(e["ms"] for e in rows if e["workload"] == r["workload"] and e["mode"] == "eager")
+            eager = r.get("eager_ms") or next(
+                e["ms"] for e in rows if e["workload"] == r["workload"] and e["mode"] == "eager"
+            )
             assert abs(r["vs_eager"] - eager / r["ms"]) < 1e-3 * r["vs_eager"] + 1e-4
             assert r.get("kernels") is not None, f"{r['workload']}/{r['mode']}: timed, but no kernels recorded"
     # launch counts in the timing rows are the sums of the kernel rows, and no compiled case lists none
     kernels = [r for r in ds["rows"] if r.get("kind") == "kernel"]
     from measure.pytorch_compile_stack import _common as C
+
     C.require_kernels([r for r in ds["rows"] if r.get("kind") != "timing" or r.get("ms") is not None])
     for r in rows:
         if r.get("kernels") is None:
@@ -103,7 +126,7 @@ def test_gpu_dataset_claims(name, modes):
         ext = sum(k["launches"] for k in mine if k["kernel"].startswith(("extern_kernels", "torch.ops", "aten.")))
         assert sum(k["launches"] for k in mine) - ext == r["kernels"]
         assert ext == r["extern_calls"]
-    if "default" in modes:   # the profiler and the output code agree on the one-kernel pointwise chain
+    if "default" in modes:  # the profiler and the output code agree on the one-kernel pointwise chain
         pw = next(r for r in rows if (r["workload"], r["mode"]) == ("pointwise", "default"))
         assert pw["kernels"] == pw["gpu_ops"] == 1
 
@@ -135,8 +158,10 @@ def test_cpu_datasets_claims():
 
 # ----------------------------------------------------------------------------- parser and scripts
 
+
 def test_kernel_parser_counts_calls_not_definitions():
     from measure.pytorch_compile_stack import _common as C
+
     for device in ("cpu", "cuda"):
         graph, ks = C.kernels_in((IR / device / "output_code.txt").read_text())
         assert graph == "0_inference"
@@ -150,6 +175,7 @@ def test_kernel_parser_reads_graph_partitions():
     into partition_N() functions that call() reaches through self.partitions: on the H200 the parser
     that read call() alone found no kernel for those modes (issue 16)."""
     from measure.pytorch_compile_stack import _common as C
+
     code = (
         "# AOT ID: ['0_inference']\n"
         "triton_poi_fused_add_0 = async_compile.triton('triton_poi_fused_add_0', '''\n"
@@ -173,20 +199,26 @@ def test_kernel_parser_reads_graph_partitions():
 
 def test_normalize_removes_run_specific_text():
     from measure.pytorch_compile_stack._artifacts import normalize
-    raw = (f"V1130 02:47:46.328000 2684 torch/_dynamo/guards.py:4483] [0/0] [__guards] "
-           f"ID_MATCH: ___check_obj_id(G['F'], 139715244615904) at {ROOT}/snippets/x.py and /tmp/abc/def.py\n")
+
+    raw = (
+        f"V1130 02:47:46.328000 2684 torch/_dynamo/guards.py:4483] [0/0] [__guards] "
+        f"ID_MATCH: ___check_obj_id(G['F'], 139715244615904) at {ROOT}/snippets/x.py and /tmp/abc/def.py\n"
+    )
     out = normalize(raw)
     assert "139715244615904" not in out and str(ROOT) not in out and "02:47:46" not in out
     assert "/tmp/abc" not in out and "snippets/x.py" in out
 
 
-@pytest.mark.parametrize("args, message", [
-    (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--rounds", "1"], "--rounds must be at least 2"),
-    (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--only", "mlp"], "only with --quick"),
-    (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--device", "cpu"], "add --quick"),
-    (["scripts/measure/pytorch_compile_stack/_artifacts.py", "--device", "tpu"], "invalid choice"),
-    (["scripts/measure/pytorch_compile_stack/cpu_workloads.py", "--only", "resnet"], "unknown workload"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--rounds", "1"], "--rounds must be at least 2"),
+        (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--only", "mlp"], "only with --quick"),
+        (["scripts/measure/pytorch_compile_stack/gpu_workloads.py", "--device", "cpu"], "add --quick"),
+        (["scripts/measure/pytorch_compile_stack/_artifacts.py", "--device", "tpu"], "invalid choice"),
+        (["scripts/measure/pytorch_compile_stack/cpu_workloads.py", "--only", "resnet"], "unknown workload"),
+    ],
+)
 def test_scripts_reject_bad_arguments(args, message):
     p = _run(args, timeout=120)
     assert p.returncode != 0 and message in p.stderr, p.stderr[-2000:]
@@ -197,13 +229,18 @@ def test_labels_are_en_zh_strings(article):
     """An unquoted comma in a YAML flow mapping splits a label into two keys
     ({en: Compile, cold cache (s)} gives en='Compile' plus a key 'cold cache (s)')."""
     import yaml
+
     labels = yaml.safe_load((ROOT / "data" / article / "labels.yml").read_text(encoding="utf-8"))
-    bad = {k: v for k, v in labels.items()
-           if not (isinstance(v, dict) and set(v) == {"en", "zh"} and all(isinstance(s, str) and s for s in v.values()))}
-    assert not bad, f"data/{article}/labels.yml: entries must be {{en: \"...\", zh: \"...\"}} (quote commas): {bad}"
+    bad = {
+        k: v
+        for k, v in labels.items()
+        if not (isinstance(v, dict) and set(v) == {"en", "zh"} and all(isinstance(s, str) and s for s in v.values()))
+    }
+    assert not bad, f'data/{article}/labels.yml: entries must be {{en: "...", zh: "..."}} (quote commas): {bad}'
 
 
 # ----------------------------------------------------------------------------- kernel capture, cold and warm
+
 
 def test_kernel_capture_cold_and_warm_on_cpu():
     """Issue 16: a compiled case must list its kernels whatever the cache state. The producers'
@@ -218,13 +255,20 @@ def test_kernel_capture_cold_and_warm_on_cpu():
         "print(json.dumps({'row': row, 'k': k, 'cold': res['cold']['kernel_rows'], 'warm': res['warm']['kernel_rows']}))\n"
     )
     import os
-    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})
+
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
+    )
     assert p.returncode == 0, p.stderr[-4000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
     row = out["row"]
     assert out["cold"] and out["warm"], "a phase captured no kernels"
-    assert row["cold_fxgraph_misses"] >= 1 and row["warm_fxgraph_hits"] >= 1, row   # cold was cold, warm hit the cache
+    assert row["cold_fxgraph_misses"] >= 1 and row["warm_fxgraph_hits"] >= 1, row  # cold was cold, warm hit the cache
     assert row["warm_kernels_match"] is True and row["kernels"] == 1, row
     assert [k["kernel"] for k in out["k"]][0].startswith("cpp_fused_"), out["k"]
     assert row["correct"] is True and row["vs_eager_spread"] >= 0
@@ -232,13 +276,16 @@ def test_kernel_capture_cold_and_warm_on_cpu():
 
 def test_producer_refuses_a_case_without_kernels():
     from measure.pytorch_compile_stack import _common as C
-    rows = [{"kind": "timing", "workload": "mlp", "mode": "eager", "ms": 1.0},
-            {"kind": "timing", "workload": "mlp", "mode": "default", "ms": 1.0},
-            {"kind": "timing", "workload": "mlp", "mode": "reduce-overhead", "ms": 1.0},
-            {"kind": "kernel", "workload": "mlp", "mode": "default", "graph": "inference", "kernel": "k0", "launches": 1}]
+
+    rows = [
+        {"kind": "timing", "workload": "mlp", "mode": "eager", "ms": 1.0},
+        {"kind": "timing", "workload": "mlp", "mode": "default", "ms": 1.0},
+        {"kind": "timing", "workload": "mlp", "mode": "reduce-overhead", "ms": 1.0},
+        {"kind": "kernel", "workload": "mlp", "mode": "default", "graph": "inference", "kernel": "k0", "launches": 1},
+    ]
     with pytest.raises(C.NoKernels, match="reduce-overhead"):
         C.require_kernels(rows)
-    C.require_kernels(rows[:2] + rows[3:])        # every compiled case lists something: accepted
+    C.require_kernels(rows[:2] + rows[3:])  # every compiled case lists something: accepted
     empty = {"workload": "mlp", "mode": "default", "kernel_rows": []}
     with pytest.raises(C.NoKernels):
         C.case_rows({"cold": {**empty, "kernel_rows": [rows[3]]}, "warm": empty}, "x")
@@ -254,17 +301,24 @@ def test_page_sentences_match_the_data():
     row = lambda ds, w, m: next(r for r in _timing(ds) if (r["workload"], r["mode"]) == (w, m))  # noqa: E731
     claims = {
         "skipped `max-autotune` for the convolution block and for forward plus backward": lambda: (
-            row(ga, "conv", "max-autotune").get("ms") is None and row(ga, "gpt2_train", "max-autotune").get("ms") is None
-            and all(row(ga, w, "max-autotune").get("ms") is not None for w in ("pointwise", "mlp", "gpt2_fwd"))),
+            row(ga, "conv", "max-autotune").get("ms") is None
+            and row(ga, "gpt2_train", "max-autotune").get("ms") is None
+            and all(row(ga, w, "max-autotune").get("ms") is not None for w in ("pointwise", "mlp", "gpt2_fwd"))
+        ),
         "found no FX graph cache entry, so it re-ran Inductor": lambda: (
             row(gw, "pointwise", "default")["warm_fxgraph_hits"] == 0
-            and all(row(gw, w, "default")["warm_fxgraph_hits"] >= 1 for w in ("mlp", "gpt2_fwd", "conv", "gpt2_train"))),
+            and all(row(gw, w, "default")["warm_fxgraph_hits"] >= 1 for w in ("mlp", "gpt2_fwd", "conv", "gpt2_train"))
+        ),
         "the `max-autotune+freezing` rows of the three modules (the pointwise chain has no weights to freeze) "
         "found no FX graph cache entry": lambda: all(
-            r["warm_fxgraph_hits"] == 0 for r in _timing(cw) if r["mode"] == "max-autotune+freezing" and r["workload"] != "pointwise"),
+            r["warm_fxgraph_hits"] == 0
+            for r in _timing(cw)
+            if r["mode"] == "max-autotune+freezing" and r["workload"] != "pointwise"
+        ),
         "the peak during a replay of the inference rows is zero": lambda: (
             all(row(gw, w, "reduce-overhead")["peak_mib"] == 0 for w in ("pointwise", "mlp", "gpt2_fwd", "conv"))
-            and row(gw, "gpt2_train", "reduce-overhead")["peak_mib"] > 0),
+            and row(gw, "gpt2_train", "reduce-overhead")["peak_mib"] > 0
+        ),
     }
     for sentence, holds in claims.items():
         assert sentence in page, f"the page no longer says {sentence!r}: update this test with it"

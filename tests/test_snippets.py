@@ -3,6 +3,7 @@
 Files whose whole text a page already runs as one program are covered by the code-block
 test and not run twice. A file that needs a GPU says so in a comment line `# needs: gpu`.
 """
+
 from __future__ import annotations
 
 import os
@@ -10,9 +11,8 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 import needs
+import pytest
 from sitekit import ROOT, SNIPPETS
 from sitekit.pages import all_blocks
 

@@ -9,16 +9,15 @@ LBM: the physics is validated with the PyTorch implementation of the same step (
 decay against the analytic solution, its order of convergence, a short lid-driven cavity),
 and the Triton kernel is checked against that step on tiny grids through the interpreter.
 """
+
 from __future__ import annotations
 
 import math
-
 from pathlib import Path
 
 import pytest
-import torch
-
 import snippet_loader
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "triton_deep_dive"
@@ -33,18 +32,22 @@ attn = _load("attention", True)
 
 @pytest.fixture(autouse=True)
 def _interpreter_on(monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")   # read again while an interpreted kernel runs
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # read again while an interpreted kernel runs
 
 
 # ---------------------------------------------------------------- attention
 
-@pytest.mark.parametrize("B, HQ, HKV, N, D, causal, dtype", [
-    (1, 2, 1, 37, 64, True, torch.float16),       # GQA 2:1, ragged, causal
-    (1, 2, 2, 21, 64, False, torch.bfloat16),     # bf16 (upcast in the interpreter), N < two blocks
-    (1, 4, 2, 1, 64, True, torch.float16),        # a single token
-    (2, 2, 1, 50, 128, False, torch.float16),     # D = 128, batch 2
-    (1, 1, 1, 33, 128, True, torch.bfloat16),
-])
+
+@pytest.mark.parametrize(
+    "B, HQ, HKV, N, D, causal, dtype",
+    [
+        (1, 2, 1, 37, 64, True, torch.float16),  # GQA 2:1, ragged, causal
+        (1, 2, 2, 21, 64, False, torch.bfloat16),  # bf16 (upcast in the interpreter), N < two blocks
+        (1, 4, 2, 1, 64, True, torch.float16),  # a single token
+        (2, 2, 1, 50, 128, False, torch.float16),  # D = 128, batch 2
+        (1, 1, 1, 33, 128, True, torch.bfloat16),
+    ],
+)
 def test_attention_matches_fp32_forward_and_gradients(B, HQ, HKV, N, D, causal, dtype):
     assert attn.check(B, HQ, HKV, N, D, causal, dtype) < (2e-2 if dtype == torch.bfloat16 else 5e-3)
 
@@ -60,14 +63,17 @@ def test_attention_custom_scale_and_strided_layout():
     assert all(t.grad is not None and t.grad.shape == t.shape for t in (q, k, v))
 
 
-@pytest.mark.parametrize("shapes, dtype, message", [
-    (((1, 2, 16, 80),) * 3, torch.float16, "head dim 80 is not supported"),
-    (((1, 3, 16, 64), (1, 2, 16, 64), (1, 2, 16, 64)), torch.float16, "multiple of key/value heads"),
-    (((1, 2, 16, 64), (1, 2, 17, 64), (1, 2, 17, 64)), torch.float16, "must have shape"),
-    (((2, 16, 64),) * 3, torch.float16, "4-D tensor"),
-    (((1, 2, 16, 64),) * 3, torch.float32, "float16 or all bfloat16"),
-    (((1, 2, 0, 64),) * 3, torch.float16, "at least 1"),
-])
+@pytest.mark.parametrize(
+    "shapes, dtype, message",
+    [
+        (((1, 2, 16, 80),) * 3, torch.float16, "head dim 80 is not supported"),
+        (((1, 3, 16, 64), (1, 2, 16, 64), (1, 2, 16, 64)), torch.float16, "multiple of key/value heads"),
+        (((1, 2, 16, 64), (1, 2, 17, 64), (1, 2, 17, 64)), torch.float16, "must have shape"),
+        (((2, 16, 64),) * 3, torch.float16, "4-D tensor"),
+        (((1, 2, 16, 64),) * 3, torch.float32, "float16 or all bfloat16"),
+        (((1, 2, 0, 64),) * 3, torch.float16, "at least 1"),
+    ],
+)
 def test_attention_refuses_bad_inputs(shapes, dtype, message):
     q, k, v = (torch.randn(s, dtype=dtype) for s in shapes)
     with pytest.raises(ValueError, match=message):
@@ -107,12 +113,15 @@ def one_thread():
     torch.set_num_threads(n)
 
 
-@pytest.mark.parametrize("lattice, shape, periodic, u_lid", [
-    ("D2Q9", (12, 10), (False, False, True), 0.1),     # cavity: walls, lid
-    ("D2Q9", (9, 8), (True, True, True), 0.0),         # fully periodic
-    ("D3Q19", (6, 5, 4), (False, False, False), 0.1),  # 3-D cavity
-    ("D3Q19", (5, 4, 6), (True, False, True), 0.05),   # channel: periodic x and z, walls in y
-])
+@pytest.mark.parametrize(
+    "lattice, shape, periodic, u_lid",
+    [
+        ("D2Q9", (12, 10), (False, False, True), 0.1),  # cavity: walls, lid
+        ("D2Q9", (9, 8), (True, True, True), 0.0),  # fully periodic
+        ("D3Q19", (6, 5, 4), (False, False, False), 0.1),  # 3-D cavity
+        ("D3Q19", (5, 4, 6), (True, False, True), 0.05),  # channel: periodic x and z, walls in y
+    ],
+)
 def test_triton_step_matches_torch_step(lattice, shape, periodic, u_lid):
     assert lbm.check_kernel_against_torch(getattr(lbm, lattice), shape, periodic, u_lid) < 1e-6
 
@@ -144,14 +153,18 @@ def test_ghia_tables_are_the_published_re100_columns():
     assert min(v for _, v in lbm.GHIA_RE100_V) == -0.24533 and max(v for _, v in lbm.GHIA_RE100_V) == 0.17527
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--re", "1000", "--n", "32"], "too close to 0.5"),
-    (["--u-lid", "0.3"], "Mach"),
-    (["--n", "4"], "n >= 8"),
-    (["--steps", "0"], "at least 1"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--re", "1000", "--n", "32"], "too close to 0.5"),
+        (["--u-lid", "0.3"], "Mach"),
+        (["--n", "4"], "n >= 8"),
+        (["--steps", "0"], "at least 1"),
+    ],
+)
 def test_cli_refuses_unstable_or_bad_parameters(args, message, capsys):
     import sys
+
     sys.path.insert(0, str(SNIPPETS))
     solve = _load("solve", True)
     assert solve.main(["--case", "cavity", *args]) == 2
@@ -171,25 +184,47 @@ def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
     """FWD_CONFIGS / BWD_CONFIGS must stay within 5 % of the fastest correct row of the committed sweep
     (data/triton_deep_dive/attention_tuning.json) for each head dim and mask."""
     import json
+
     rows = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())["rows"]
     for (d, causal), cfg in attn.FWD_CONFIGS.items():
-        sel = [r for r in rows if r["pass"] == "fwd" and r["D"] == d and r["mask"] == ("causal" if causal else "none")
-               and r["output"] == "ok"]
-        mine = [r for r in sel if (r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"])
-                == (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"], cfg["num_stages"])]
+        sel = [
+            r
+            for r in rows
+            if r["pass"] == "fwd"
+            and r["D"] == d
+            and r["mask"] == ("causal" if causal else "none")
+            and r["output"] == "ok"
+        ]
+        mine = [
+            r
+            for r in sel
+            if (r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"])
+            == (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"], cfg["num_stages"])
+        ]
         assert mine and mine[0]["tflops"] >= 0.95 * max(r["tflops"] for r in sel), ("fwd", d, causal)
     for (d, causal), cfg in attn.BWD_CONFIGS.items():
-        sel = [r for r in rows if r["pass"] == "bwd" and r["D"] == d and r["mask"] == ("causal" if causal else "none")
-               and r["output"] == "ok"]
+        sel = [
+            r
+            for r in rows
+            if r["pass"] == "bwd"
+            and r["D"] == d
+            and r["mask"] == ("causal" if causal else "none")
+            and r["output"] == "ok"
+        ]
         key = (*cfg["DKDV"], *cfg["DQ"], cfg["num_warps"], cfg["num_stages"])
-        mine = [r for r in sel if (r["BLOCK_M1"], r["BLOCK_N1"], r["BLOCK_M2"], r["BLOCK_N2"], r["num_warps"],
-                                   r["num_stages"]) == key]
+        mine = [
+            r
+            for r in sel
+            if (r["BLOCK_M1"], r["BLOCK_N1"], r["BLOCK_M2"], r["BLOCK_N2"], r["num_warps"], r["num_stages"]) == key
+        ]
         assert mine and mine[0]["tflops"] >= 0.95 * max(r["tflops"] for r in sel), ("bwd", d, causal)
 
 
 def test_cavity_picture_is_rendered_from_its_data():
     """data/triton_deep_dive/ir/cavity_field.svg is render_svg() of the committed dataset, byte for byte."""
     import json
+
     from measure.triton_deep_dive import cavity_field
+
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "cavity_field.json").read_text())
     assert cavity_field.render_svg(ds) == cavity_field.SVG.read_text(encoding="utf-8")

@@ -7,6 +7,7 @@ fails if either differs from the committed files, so the page never shows PTX th
 wrapper's defaults or the pinned Triton no longer produce. Only the PTX ISA version line is
 normalized (it follows the ptxas that Triton bundles).
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,14 @@ def regenerated(tmp_path_factory):
     t = tmp_path_factory.mktemp("ptx")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_CACHE_DIR"] = str(t / "cache")  # compile for real, not from a cache
-    p = subprocess.run([sys.executable, str(SCRIPT), "--out", str(t / "ptx.json"), "--ptx-out", str(t / "k.ptx")],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(t / "ptx.json"), "--ptx-out", str(t / "k.ptx")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads((t / "ptx.json").read_text()), (t / "k.ptx").read_text()
 
@@ -44,7 +51,8 @@ def regenerated(tmp_path_factory):
 def test_ptx_sample_is_what_the_kernel_compiles_to(regenerated):
     _, ptx = regenerated
     assert _normalize(ptx) == _normalize(PTX.read_text()), (
-        f"{PTX.relative_to(ROOT)} is stale: run python {SCRIPT.relative_to(ROOT)}")
+        f"{PTX.relative_to(ROOT)} is stale: run python {SCRIPT.relative_to(ROOT)}"
+    )
 
 
 def test_ptx_table_matches(regenerated):

@@ -8,6 +8,7 @@ that CPU tensors are refused before Triton sees them. The TMA GEMM and the Flash
 kernel are compiled for an H200 (sm_90) with the installed Triton: the SASS must use the
 Hopper tensor-core instruction (HGMMA) and the bulk tensor copy (TMA), without spills.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -35,10 +36,11 @@ HAS_GPU = torch.cuda.is_available()
 
 @pytest.fixture(autouse=True)
 def _interpreter_on(monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")   # read again while an interpreted kernel runs
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # read again while an interpreted kernel runs
 
 
 # -- GEMM ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("step", ["matmul_naive", "matmul_grouped", "matmul_autotuned"])
@@ -49,19 +51,25 @@ def test_gemm_ragged_and_strided(step, dtype):
 
 
 def test_gemm_non_contiguous_a():
-    a = torch.randn(40, 64, dtype=torch.float16)[:, ::2]           # column stride 2
+    a = torch.randn(40, 64, dtype=torch.float16)[:, ::2]  # column stride 2
     b = torch.randn(32, 24, dtype=torch.float16)
     c = g.matmul_grouped(a, b)
     ref = a.double() @ b.double()
     assert ((c.double() - ref).norm() / ref.norm()).item() < 2e-3
 
 
-@pytest.mark.parametrize("args, message", [
-    ((torch.randn(4, 5, dtype=torch.float16), torch.randn(6, 3, dtype=torch.float16)), "need A \\(M, K\\) and B \\(K, N\\)"),
-    ((torch.randn(4, 5, dtype=torch.float16), torch.randn(5, 3, dtype=torch.bfloat16)), "float16 or both bfloat16"),
-    ((torch.randn(4, 5), torch.randn(5, 3)), "float16 or both bfloat16"),
-    ((torch.randn(2, 4, 5, dtype=torch.float16), torch.randn(5, 3, dtype=torch.float16)), "need A \\(M, K\\)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            (torch.randn(4, 5, dtype=torch.float16), torch.randn(6, 3, dtype=torch.float16)),
+            "need A \\(M, K\\) and B \\(K, N\\)",
+        ),
+        ((torch.randn(4, 5, dtype=torch.float16), torch.randn(5, 3, dtype=torch.bfloat16)), "float16 or both bfloat16"),
+        ((torch.randn(4, 5), torch.randn(5, 3)), "float16 or both bfloat16"),
+        ((torch.randn(2, 4, 5, dtype=torch.float16), torch.randn(5, 3, dtype=torch.float16)), "need A \\(M, K\\)"),
+    ],
+)
 def test_gemm_rejects_bad_input(args, message):
     for fn in (g.matmul_naive, g.matmul_grouped, g.matmul_autotuned):
         with pytest.raises(ValueError, match=message):
@@ -72,11 +80,16 @@ def test_gemm_rejects_bad_input(args, message):
 def test_gpu_kernels_refuse_cpu_tensors():
     gj, smj, faj, vaj, lj = (_load(n, False) for n in ("gemm", "softmax", "flash_attention", "vector_add", "linear"))
     h = torch.randn(8, 8, dtype=torch.float16)
-    for call in (lambda: gj.matmul_naive(h, h), lambda: gj.matmul_autotuned(h, h),
-                 lambda: lj.linear(h, h), lambda: smj.softmax(h.float()),
-                 lambda: smj.softmax_fused(h.float()), lambda: smj.softmax_online(h.float()),
-                 lambda: faj.attention(*(torch.randn(1, 1, 8, 16, dtype=torch.float16),) * 3),
-                 lambda: vaj.add(h, h)):
+    for call in (
+        lambda: gj.matmul_naive(h, h),
+        lambda: gj.matmul_autotuned(h, h),
+        lambda: lj.linear(h, h),
+        lambda: smj.softmax(h.float()),
+        lambda: smj.softmax_fused(h.float()),
+        lambda: smj.softmax_online(h.float()),
+        lambda: faj.attention(*(torch.randn(1, 1, 8, 16, dtype=torch.float16),) * 3),
+        lambda: vaj.add(h, h),
+    ):
         with pytest.raises(ValueError, match="must be on a CUDA GPU"):
             call()
     with pytest.raises(RuntimeError, match="needs a Hopper"):
@@ -84,6 +97,7 @@ def test_gpu_kernels_refuse_cpu_tensors():
 
 
 # -- softmax ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("fn", ["softmax_fused", "softmax_online", "softmax"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=["fp32", "fp16", "bf16"])
@@ -95,10 +109,10 @@ def test_softmax_ragged(fn, dtype):
 def test_softmax_strided_and_3d():
     for fn in (sm.softmax_fused, sm.softmax_online):
         sm.check(fn, 11, 97, transpose=True)
-        for shape in ((2, 3, 50), (50,)):                              # extra dims fold into rows
+        for shape in ((2, 3, 50), (50,)):  # extra dims fold into rows
             x = torch.randn(shape)
             torch.testing.assert_close(fn(x), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
-        x = torch.randn(20, 64)[::3]                                  # row stride 192
+        x = torch.randn(20, 64)[::3]  # row stride 192
         torch.testing.assert_close(fn(x), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
 
 
@@ -113,10 +127,13 @@ def test_softmax_naive_counts_as_torch():
     torch.testing.assert_close(sm.softmax_naive(x), torch.softmax(x, -1))
 
 
-@pytest.mark.parametrize("x, message", [
-    (torch.randn(3, 4).to(torch.int32), "dtype must be float32"),
-    (torch.randn(0, 4), "non-empty"),
-])
+@pytest.mark.parametrize(
+    "x, message",
+    [
+        (torch.randn(3, 4).to(torch.int32), "dtype must be float32"),
+        (torch.randn(0, 4), "non-empty"),
+    ],
+)
 def test_softmax_rejects_bad_input(x, message):
     for fn in (sm.softmax_fused, sm.softmax_online):
         with pytest.raises(ValueError, match=message):
@@ -124,6 +141,7 @@ def test_softmax_rejects_bad_input(x, message):
 
 
 # -- FlashAttention -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("D", [16, 32, 64])
@@ -145,15 +163,18 @@ def test_attention_matches_sdpa_and_scale():
     assert ((o.float() - ref).norm() / ref.norm()).item() < 2e-3
 
 
-@pytest.mark.parametrize("shapes, dtypes, message", [
-    (((1, 2, 8, 16), (1, 2, 9, 16), (1, 2, 8, 16)), (torch.float16,) * 3, "share one \\(B, H, N, D\\) shape"),
-    (((2, 8, 16),) * 3, (torch.float16,) * 3, "share one \\(B, H, N, D\\) shape"),
-    (((1, 1, 8, 16),) * 3, (torch.float16, torch.bfloat16, torch.float16), "float16 or all bfloat16"),
-    (((1, 1, 8, 16),) * 3, (torch.float32,) * 3, "float16 or all bfloat16"),
-    (((1, 1, 8, 256),) * 3, (torch.float16,) * 3, "head dim 256 not supported"),
-    (((1, 1, 8, 48),) * 3, (torch.float16,) * 3, "head dim 48 not supported"),
-    (((1, 1, 0, 16),) * 3, (torch.float16,) * 3, "at least 1"),
-])
+@pytest.mark.parametrize(
+    "shapes, dtypes, message",
+    [
+        (((1, 2, 8, 16), (1, 2, 9, 16), (1, 2, 8, 16)), (torch.float16,) * 3, "share one \\(B, H, N, D\\) shape"),
+        (((2, 8, 16),) * 3, (torch.float16,) * 3, "share one \\(B, H, N, D\\) shape"),
+        (((1, 1, 8, 16),) * 3, (torch.float16, torch.bfloat16, torch.float16), "float16 or all bfloat16"),
+        (((1, 1, 8, 16),) * 3, (torch.float32,) * 3, "float16 or all bfloat16"),
+        (((1, 1, 8, 256),) * 3, (torch.float16,) * 3, "head dim 256 not supported"),
+        (((1, 1, 8, 48),) * 3, (torch.float16,) * 3, "head dim 48 not supported"),
+        (((1, 1, 0, 16),) * 3, (torch.float16,) * 3, "at least 1"),
+    ],
+)
 def test_attention_rejects_bad_input(shapes, dtypes, message):
     q, k, v = (torch.randn(s).to(d) for s, d in zip(shapes, dtypes))
     with pytest.raises(ValueError, match=message):
@@ -161,6 +182,7 @@ def test_attention_rejects_bad_input(shapes, dtypes, message):
 
 
 # -- inference GEMM and FP8 ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("swap", [False, True], ids=["plain", "swap_ab"])
@@ -177,8 +199,8 @@ def test_linear_entry_point_and_batch_dims():
     y = lin.linear(x, w)
     assert y.shape == (2, 3, 24)
     torch.testing.assert_close(y.float(), x.float() @ w.float().t(), rtol=2e-2, atol=2e-2)
-    assert lin.linear_config(5, 4096, 4096) == lin.LINEAR_CONFIGS[(8, 4096, 4096)]   # M rounds up to its bucket
-    assert lin.linear_config(129, 4096, 4096) is None                                 # large M: the big tiles
+    assert lin.linear_config(5, 4096, 4096) == lin.LINEAR_CONFIGS[(8, 4096, 4096)]  # M rounds up to its bucket
+    assert lin.linear_config(129, 4096, 4096) is None  # large M: the big tiles
 
 
 @pytest.mark.parametrize("per_row", [False, True], ids=["per_tensor", "per_row"])
@@ -188,12 +210,18 @@ def test_fp8_linear(per_row):
     lin.check_fp8(lin.linear_fp8, 7, 64, 128, per_row)
 
 
-@pytest.mark.parametrize("args, message", [
-    ((torch.randn(4, 5, dtype=torch.float16), torch.randn(6, 4, dtype=torch.float16)), "need x \\(M, K\\) and W \\(N, K\\)"),
-    ((torch.randn(4, 5, dtype=torch.float16), torch.randn(6, 5, dtype=torch.bfloat16)), "share one dtype"),
-    ((torch.randn(4, 5), torch.randn(6, 5)), "share one dtype"),
-    ((torch.randn(4, 5, dtype=torch.float16), torch.randn(5, 6, dtype=torch.float16).t()), "unit stride along K"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            (torch.randn(4, 5, dtype=torch.float16), torch.randn(6, 4, dtype=torch.float16)),
+            "need x \\(M, K\\) and W \\(N, K\\)",
+        ),
+        ((torch.randn(4, 5, dtype=torch.float16), torch.randn(6, 5, dtype=torch.bfloat16)), "share one dtype"),
+        ((torch.randn(4, 5), torch.randn(6, 5)), "share one dtype"),
+        ((torch.randn(4, 5, dtype=torch.float16), torch.randn(5, 6, dtype=torch.float16).t()), "unit stride along K"),
+    ],
+)
 def test_linear_rejects_bad_input(args, message):
     with pytest.raises(ValueError, match=message):
         lin.linear_splitk(*args)
@@ -211,6 +239,7 @@ def test_fp8_needs_scales():
 
 # -- vector add ---------------------------------------------------------------------------
 
+
 def test_vector_add_ragged_and_errors():
     for n in (1, 4095, 4097, 10_001):
         x, y = torch.randn(n), torch.randn(n)
@@ -224,12 +253,19 @@ def test_vector_add_ragged_and_errors():
 # triton.language in this one) and must equal the committed file; the configurations the
 # wrappers use must compile to HGMMA and TMA, fit in shared memory and not spill.
 
+
 @pytest.fixture(scope="module")
 def resources(tmp_path_factory):
     out = tmp_path_factory.mktemp("resources") / "resources.json"
     env = {**os.environ, "TRITON_INTERPRET": "0"}
-    p = subprocess.run([sys.executable, "scripts/measure/triton_kernel_practice/resources.py", "--out", str(out)],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/triton_kernel_practice/resources.py", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-4000:]
     return json.loads(out.read_text())
 
@@ -249,16 +285,32 @@ def test_chosen_configs_use_hopper_paths_without_spills(resources):
     gj = _load("gemm", False)
     for dtype in (torch.float16, torch.bfloat16):
         c = gj.TMA_CONFIGS[dtype]
-        r = _row(resources, table="gemm", kernel="tma_persistent", BLOCK_M=c["BLOCK_M"], BLOCK_N=c["BLOCK_N"],
-                 BLOCK_K=c["BLOCK_K"], num_warps=c["num_warps"], num_stages=c["num_stages"],
-                 epi_split="on" if c["EPI_SPLIT"] else "off")
+        r = _row(
+            resources,
+            table="gemm",
+            kernel="tma_persistent",
+            BLOCK_M=c["BLOCK_M"],
+            BLOCK_N=c["BLOCK_N"],
+            BLOCK_K=c["BLOCK_K"],
+            num_warps=c["num_warps"],
+            num_stages=c["num_stages"],
+            epi_split="on" if c["EPI_SPLIT"] else "off",
+        )
         assert (r["hgmma"], r["tma"], r["fits"], r["spill_bytes"]) == ("yes", "yes", "yes", 0), r
     faj = _load("flash_attention", False)
     for (D, causal), c in faj.ATTN_CONFIGS.items():
-        r = _row(resources, table="attention", D=D, BLOCK_M=c["BLOCK_M"], BLOCK_N=c["BLOCK_N"],
-                 num_warps=c["num_warps"], num_stages=c["num_stages"], warp_spec="on" if c["WARP_SPEC"] else "off")
+        r = _row(
+            resources,
+            table="attention",
+            D=D,
+            BLOCK_M=c["BLOCK_M"],
+            BLOCK_N=c["BLOCK_N"],
+            num_warps=c["num_warps"],
+            num_stages=c["num_stages"],
+            warp_spec="on" if c["WARP_SPEC"] else "off",
+        )
         assert (r["hgmma"], r["tma"], r["fits"], r["spill_bytes"]) == ("yes", "yes", "yes", 0), (D, causal, r)
-        assert r["warps"] == c["num_warps"] * (3 if c["WARP_SPEC"] else 1), r   # warp specialization took
+        assert r["warps"] == c["num_warps"] * (3 if c["WARP_SPEC"] else 1), r  # warp specialization took
 
 
 def _ds(name):
@@ -311,7 +363,13 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
         chosen = [r for r in here if all(r[k] == cfg[k] for k in keys)]
         assert chosen, f"M={M} N={N} K={K}: linear() uses {cfg}, never timed"
         best = max(here, key=lambda r: r["ratio_cublas"])
-        assert chosen[0]["ratio_cublas"] >= (1 - noise) * best["ratio_cublas"], (M, N, K, chosen[0]["config"], best["config"])
+        assert chosen[0]["ratio_cublas"] >= (1 - noise) * best["ratio_cublas"], (
+            M,
+            N,
+            K,
+            chosen[0]["config"],
+            best["config"],
+        )
 
 
 class _FakeCompiled:
@@ -329,9 +387,12 @@ class _FakeCompiled:
             named = dict(zip(self.kernel.arg_names, args, strict=True))
             runtime = [v for k, v in named.items() if k not in self.constexprs]
             if runtime[0].dtype == torch.bfloat16 or (len(runtime) > 1 and runtime[1].dtype == torch.bfloat16):
-                runtime = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 and i < 2 else a
-                           for i, a in enumerate(runtime)]
+                runtime = [
+                    a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 and i < 2 else a
+                    for i, a in enumerate(runtime)
+                ]
             self.kernel[grid](*runtime, **{k: named[k] for k in self.constexprs})
+
         return run
 
 
@@ -352,7 +413,7 @@ def test_compiled_launch_paths_pass_arguments_in_signature_order(monkeypatch):
     monkeypatch.setattr(lin, "_PLANS", {})
     for dtype in (torch.float16, torch.bfloat16):
         for M, N, K, split in ((3, 40, 96, 1), (19, 33, 200, 3)):
-            for _ in range(2):        # the first call plans, the second reuses the plan
+            for _ in range(2):  # the first call plans, the second reuses the plan
                 lin.check(lin.linear_splitk, dtype, M, N, K, SPLIT_K=split, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
     lin.check_fp8(lin.linear_splitk, 5, 48, 96, True, SPLIT_K=2, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
     monkeypatch.setattr(sm, "INTERPRET", False)
@@ -383,8 +444,12 @@ def test_attention_configs_are_the_fastest_plain_tiles_within_noise():
     plain = [r for r in ds["rows"] if r["table"] == "attention" and r["warp_spec"] == "off" and r.get("tflops")]
     for (D, causal), c in fa.ATTN_CONFIGS.items():
         here = [r for r in plain if r["D"] == D and r["mask"] == ("causal" if causal else "none")]
-        chosen = [r for r in here if (r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"]) ==
-                  (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"])]
+        chosen = [
+            r
+            for r in here
+            if (r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"])
+            == (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"])
+        ]
         assert chosen, f"D={D} causal={causal}: {c} was never timed without warp specialization"
         best = max(here, key=lambda r: r["tflops"])
         assert chosen[0]["tflops"] >= (1 - noise) * best["tflops"], (D, causal, chosen[0], best)
@@ -405,12 +470,25 @@ def test_tma_config_is_the_tuning_tables_fastest_within_noise():
     noise = ds["metrics"]["tflops"]["noise"]
     for dtype, tag in ((torch.float16, "fp16"), (torch.bfloat16, "bf16")):
         c = g.TMA_CONFIGS[dtype]
-        tma = [r for r in ds["rows"] if r["table"] == "gemm" and r["kernel"] == "tma_persistent"
-               and r.get("dtype") == tag and r.get("tflops")]
-        chosen = [r for r in tma if (r["BLOCK_M"], r["BLOCK_N"], r["BLOCK_K"], r["num_warps"], r["num_stages"],
-                                     r["epi_split"], r["GROUP_M"]) ==
-                  (c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], c["num_warps"], c["num_stages"],
-                   "on" if c["EPI_SPLIT"] else "off", c["GROUP_M"])]
+        tma = [
+            r
+            for r in ds["rows"]
+            if r["table"] == "gemm" and r["kernel"] == "tma_persistent" and r.get("dtype") == tag and r.get("tflops")
+        ]
+        chosen = [
+            r
+            for r in tma
+            if (r["BLOCK_M"], r["BLOCK_N"], r["BLOCK_K"], r["num_warps"], r["num_stages"], r["epi_split"], r["GROUP_M"])
+            == (
+                c["BLOCK_M"],
+                c["BLOCK_N"],
+                c["BLOCK_K"],
+                c["num_warps"],
+                c["num_stages"],
+                "on" if c["EPI_SPLIT"] else "off",
+                c["GROUP_M"],
+            )
+        ]
         assert chosen, f"{tag}: TMA_CONFIGS {c} was never timed by the tuning script"
         best = max(tma, key=lambda r: r["tflops"])
         assert chosen[0]["tflops"] >= (1 - noise) * best["tflops"], (tag, chosen[0], best)

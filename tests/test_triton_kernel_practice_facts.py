@@ -1,6 +1,7 @@
 """Version facts that "Triton Kernel Practice" states about the installed Triton (3.6), checked on
 the CPU so that an upgrade that changes one of them fails here instead of leaving the page wrong.
 Each test names the sentence it guards. About 5 s (three tiny kernels compiled for sm_90)."""
+
 from __future__ import annotations
 
 import inspect
@@ -43,6 +44,7 @@ def test_tl_exp_is_the_approximate_ex2():
 def test_fp32_dot_is_tf32_by_default():
     """'tl.dot on fp32 operands runs on the tensor cores in TF32 by default'."""
     from triton.backends.nvidia.compiler import CUDAOptions
+
     assert CUDAOptions.default_dot_input_precision == "tf32"
     assert {"ieee", "tf32x3"} <= set(CUDAOptions.allowed_dot_input_precisions)
     ptx = _ptx(_dot_kernel, {"a_ptr": "*fp32", "c_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 64})
@@ -53,6 +55,7 @@ def test_descriptors_become_pointers_below_sm90():
     """'for older GPUs Triton 3.6's NVIDIA backend rewrites descriptor loads and stores into ordinary
     pointer loads' (make_ttir)."""
     from triton.backends.nvidia.compiler import CUDABackend
+
     src = inspect.getsource(CUDABackend.make_ttir)
     assert "capability // 10 < 9" in src and "add_rewrite_tensor_descriptor_to_pointer" in src
 
@@ -74,6 +77,7 @@ def test_block_pointers_still_compile_without_a_warning():
 def test_device_descriptors_need_an_allocator():
     """'without triton.set_allocator(...) the launch fails'."""
     from triton.runtime import _allocation
+
     src = inspect.getsource(_allocation)
     assert "no allocator was set" in src
 
@@ -82,4 +86,5 @@ def test_device_descriptors_need_an_allocator():
 def test_tensor_descriptors_exist(name):
     """'Tensor descriptors, host-side and in-kernel, exist' (since 3.4; here: in the installed 3.6)."""
     from triton.tools.tensor_descriptor import TensorDescriptor
+
     assert hasattr(tl, name) and hasattr(TensorDescriptor, "from_tensor")

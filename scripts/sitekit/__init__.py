@@ -3,6 +3,7 @@
 Everything that both the MkDocs hook and the tests need lives here, so that the
 build and the tests read pages and data the same way.
 """
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,6 +18,7 @@ A row's keys that are not metrics are parameters: they identify the case, and
 `--check` matches rows between the committed and the new dataset by them.
 `noise` is the relative change of a metric beyond which `--check` reports drift.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,10 +53,12 @@ def _git_commit() -> str:
     if os.environ.get("GIT_COMMIT"):
         return os.environ["GIT_COMMIT"]
     try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
         return out + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -66,12 +69,15 @@ def collect_provenance(argv: list[str] | None = None) -> dict:
     argv = list(sys.argv if argv is None else argv)
     if "--out" in argv:  # where the file went is not part of how it was measured
         i = argv.index("--out")
-        del argv[i:i + 2]
+        del argv[i : i + 2]
     prov = {
         # MEASURED_ON names the machine in words (e.g. "lent H200 (device tool)")
         "machine": os.environ.get("MEASURED_ON", f"{platform.machine()}, {os.cpu_count()} CPUs"),
-        "gpu": None, "driver": None, "cuda": None,
-        "torch": None, "triton": None,
+        "gpu": None,
+        "driver": None,
+        "cuda": None,
+        "torch": None,
+        "triton": None,
         "python": platform.python_version(),
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         "commit": _git_commit(),
@@ -79,6 +85,7 @@ def collect_provenance(argv: list[str] | None = None) -> dict:
     }
     try:
         import torch
+
         prov["torch"] = torch.__version__
         if torch.cuda.is_available():
             prov["gpu"] = torch.cuda.get_device_name()
@@ -87,12 +94,17 @@ def collect_provenance(argv: list[str] | None = None) -> dict:
         pass
     try:
         import triton
+
         prov["triton"] = triton.__version__
     except ImportError:
         pass
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         if out.returncode == 0:
             prov["driver"] = out.stdout.strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
@@ -102,6 +114,7 @@ def collect_provenance(argv: list[str] | None = None) -> dict:
 
 def validate(obj: object, where: str) -> dict:
     """Check a dataset's shape; raise DataError naming the file and the problem."""
+
     def fail(msg: str):
         raise DataError(f"{where}: {msg}")
 
@@ -149,8 +162,9 @@ def load(name: str) -> dict:
     """Load and validate data/<name>.json (cached by modification time)."""
     p = path_of(name)
     if not p.is_file():
-        raise DataError(f"{p.relative_to(ROOT)}: dataset file not found "
-                        f"(produce it with the script named in scripts/registry.py)")
+        raise DataError(
+            f"{p.relative_to(ROOT)}: dataset file not found (produce it with the script named in scripts/registry.py)"
+        )
     mtime = p.stat().st_mtime
     hit = _cache.get(name)
     if hit and hit[0] == mtime:
@@ -166,7 +180,7 @@ def load(name: str) -> dict:
     return obj
 
 
-SPREAD = "_spread"     # row key `<metric>_spread`: that figure's relative round-to-round spread in this run
+SPREAD = "_spread"  # row key `<metric>_spread`: that figure's relative round-to-round spread in this run
 
 
 def params_of(row: dict, metrics: dict) -> dict:
@@ -182,6 +196,7 @@ def sources_digest(ds: dict) -> str | None:
     if not ds.get("sources"):
         return None
     import hashlib
+
     return hashlib.sha256(json.dumps(ds["sources"], sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -268,7 +283,7 @@ def write(dataset: dict, out: Path | str | None = None) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(dataset, f, indent=1, ensure_ascii=False)
             f.write("\n")
-        os.chmod(tmp, 0o644)   # mkstemp makes it private; data files are ordinary repository files
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; data files are ordinary repository files
         os.replace(tmp, out)
     except BaseException:
         if os.path.exists(tmp):
@@ -282,8 +297,15 @@ def new(name: str, metrics: dict, rows: list[dict], argv: list[str] | None = Non
     loaded from snippets/ or scripts/measure/ (the producer, its helpers, the page's snippets), so a
     CPU test can tell when the code has moved on from the data (tests/test_data.py)."""
     from .measure import sources
-    ds = {"schema": SCHEMA, "name": name, "provenance": collect_provenance(argv),
-          "sources": sources(), "metrics": metrics, "rows": rows}
+
+    ds = {
+        "schema": SCHEMA,
+        "name": name,
+        "provenance": collect_provenance(argv),
+        "sources": sources(),
+        "metrics": metrics,
+        "rows": rows,
+    }
     ds.update(extra)
     return ds
 
@@ -311,8 +333,10 @@ def compare(old: dict, new_: dict) -> list[str]:
             noise, source = figure_noise(old, ref, m, row)
             rel = abs(b - a) / max(abs(a), 1e-30)
             if rel > noise:
-                problems.append(f"{new_['name']}: {key} {m}: {a:g} -> {b:g} {meta['unit']} "
-                                f"({rel:+.1%} > {source} noise {noise:.1%})")
+                problems.append(
+                    f"{new_['name']}: {key} {m}: {a:g} -> {b:g} {meta['unit']} "
+                    f"({rel:+.1%} > {source} noise {noise:.1%})"
+                )
     seen = {case_key(r, new_["metrics"]) for r in new_["rows"]}
     for key in index:
         if key not in seen:

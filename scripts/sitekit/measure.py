@@ -10,6 +10,7 @@ Timing: `triton.testing.do_bench` medians (it flushes L2 before every repetition
 versions timed in turn over several rounds, each keeping its best median (`bench_rounds`), with the
 round-to-round spread kept when a ratio sits near a target (`bench_each_round`, `spread`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -92,6 +93,7 @@ def bench(fn, warmup: int = 25, rep: int = 100) -> float:
     """Median time in ms of do_bench (warm-up and repetition arguments are milliseconds)."""
     import torch
     from triton.testing import do_bench
+
     fn()
     torch.cuda.synchronize()
     return do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
@@ -119,6 +121,7 @@ def bench_rounds(fns: dict, rounds: int = 3, **kw) -> dict:
 
 def rel_err(out, ref) -> float:
     import torch
+
     if not torch.isfinite(out).all():
         return float("inf")
     return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
@@ -127,6 +130,7 @@ def rel_err(out, ref) -> float:
 def copy_tbps(nbytes: int = 1 << 30) -> tuple[float, float]:
     """Device-to-device copy bandwidth (bytes read + bytes written), the memory ceiling: (TB/s, ms)."""
     import torch
+
     src = torch.randint(0, 255, (nbytes,), dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     dst.copy_(src)

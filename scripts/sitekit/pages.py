@@ -4,6 +4,7 @@ The include expansion uses pymdownx.snippets' own preprocessor with the settings
 from mkdocs.yml, and the block extraction uses pytest-codeblocks' parser, so the
 tests see exactly the code a reader sees on the rendered page.
 """
+
 from __future__ import annotations
 
 import io
@@ -27,9 +28,10 @@ MARK = re.compile(r"<!--\s*pytest\.mark\.(?P<name>\w+)(?:\((?P<args>.*)\))?\s*--
 def mkdocs_config() -> dict:
     class Loader(yaml.SafeLoader):
         pass
+
     # mkdocs.yml names Python callables with !!python/name tags; the tests only need the values
     Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: suffix)
-    Loader.add_constructor("!ENV", lambda loader, node: None)   # repo_url: !ENV [...] (set at build time)
+    Loader.add_constructor("!ENV", lambda loader, node: None)  # repo_url: !ENV [...] (set at build time)
     with open(ROOT / "mkdocs.yml", encoding="utf-8") as f:
         return yaml.load(f, Loader=Loader)
 
@@ -57,8 +59,7 @@ def expand(path: Path) -> str:
     """The page's Markdown with every --8<-- include replaced by the file or section it names."""
     settings = snippet_settings()
     settings["base_path"] = [str(ROOT / b) for b in settings.get("base_path", ["."])]
-    md = markdown.Markdown(extensions=["pymdownx.snippets"],
-                           extension_configs={"pymdownx.snippets": settings})
+    md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": settings})
     lines = path.read_text(encoding="utf-8").split("\n")
     return "\n".join(md.preprocessors["snippet"].run(lines))
 
@@ -66,23 +67,25 @@ def expand(path: Path) -> str:
 def includes(path: Path) -> list[str]:
     """The snippet files and sections a page includes, in order."""
     text = path.read_text(encoding="utf-8")
-    return [m.group("path") + (":" + m.group("section") if m.group("section") else "")
-            for m in SNIPPET_LINE.finditer(text)]
+    return [
+        m.group("path") + (":" + m.group("section") if m.group("section") else "") for m in SNIPPET_LINE.finditer(text)
+    ]
 
 
 def anchors(path: Path) -> list[str]:
     """Explicit heading anchors ({ #id }) of a page, in order."""
     text = path.read_text(encoding="utf-8")
-    return [m.group("id") for m in ANCHOR.finditer(text)
-            if text[:m.start()].rsplit("\n", 1)[-1].lstrip().startswith("#")]
+    return [
+        m.group("id") for m in ANCHOR.finditer(text) if text[: m.start()].rsplit("\n", 1)[-1].lstrip().startswith("#")
+    ]
 
 
 @dataclass
 class Block:
-    page: str            # docs-relative page path, e.g. "en/index.md"
-    index: int           # position among the page's blocks
-    lineno: int          # line in the expanded page
-    lang: str            # info-string language, e.g. "python"
+    page: str  # docs-relative page path, e.g. "en/index.md"
+    index: int  # position among the page's blocks
+    lineno: int  # line in the expanded page
+    lang: str  # info-string language, e.g. "python"
     code: str
     marks: dict = field(default_factory=dict)
     expected_output: str | None = None
@@ -101,6 +104,7 @@ def _normalize_info_strings(text: str) -> str:
         word = info.split()[0] if info else ""
         word = word.lstrip("{.").rstrip("}")
         return f"{m.group('indent')}{m.group('ticks')}{word}"
+
     return FENCE.sub(sub, text)
 
 
@@ -113,6 +117,7 @@ def _parse_marks(raw: list[str]) -> dict:
         name, args = m.group(1), m.group(2)
         if args:
             import ast
+
             val = ast.literal_eval(f"({args},)")
         else:
             val = ()
@@ -125,8 +130,10 @@ def _check_no_leaking_marks(text: str, where: str) -> None:
     lines = [l.strip() for l in text.split("\n") if l.strip()]
     for i, l in enumerate(lines):
         if "pytest-codeblocks:cont" in l and i > 0 and MARK.match(lines[i - 1]):
-            raise ValueError(f"{where}: a pytest.mark comment stands before a cont block; "
-                             "put it on the first block of the program instead")
+            raise ValueError(
+                f"{where}: a pytest.mark comment stands before a cont block; "
+                "put it on the first block of the program instead"
+            )
 
 
 def blocks(path: Path) -> list[Block]:
@@ -137,8 +144,17 @@ def blocks(path: Path) -> list[Block]:
     _check_no_leaking_marks(text, rel)
     out = []
     for i, b in enumerate(extract_from_buffer(io.StringIO(text), max_num_lines=100000)):
-        out.append(Block(page=rel, index=i, lineno=b.lineno, lang=(b.syntax or "").strip(),
-                         code=b.code, marks=_parse_marks(b.marks), expected_output=b.expected_output))
+        out.append(
+            Block(
+                page=rel,
+                index=i,
+                lineno=b.lineno,
+                lang=(b.syntax or "").strip(),
+                code=b.code,
+                marks=_parse_marks(b.marks),
+                expected_output=b.expected_output,
+            )
+        )
     return out
 
 

@@ -13,6 +13,7 @@ budget_s: wall seconds seen on the machine it runs on (the H200 for gpu), for pl
 timed:    False for a GPU dataset that times nothing on the GPU (compile artifacts, a validation run):
           GPU CI runs it beside the code blocks instead of alone. Default True.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,8 +33,8 @@ class RegistryError(ValueError):
 
 @dataclass(frozen=True)
 class Dataset:
-    name: str             # data/<name>.json
-    script: str           # repository path of the producer, run as `python <script> --out <path>`
+    name: str  # data/<name>.json
+    script: str  # repository path of the producer, run as `python <script> --out <path>`
     needs: str = "gpu"
     budget_s: int = 120
     tier: str = "nightly"

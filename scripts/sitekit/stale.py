@@ -8,6 +8,7 @@ data/stale.yml with the reason, which the page prints beside the provenance line
     python -m sitekit.stale            # which datasets are older than their code, and why
     python -m sitekit.stale --write    # make data/stale.yml list exactly those (keeps written reasons)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,6 +46,7 @@ def listed() -> dict:
 
 def current() -> dict[str, list[str]]:
     from .registry import DATASETS
+
     out = {}
     for d in DATASETS:
         p = DATA / f"{d.name}.json"
@@ -62,8 +64,10 @@ def write() -> dict:
         if name in old:
             entries[name] = old[name]
         elif moved == ["(no source hashes recorded)"]:
-            entries[name] = {"en": "measured before datasets recorded the hashes of their code",
-                             "zh": "测量时数据集尚未记录代码哈希"}
+            entries[name] = {
+                "en": "measured before datasets recorded the hashes of their code",
+                "zh": "测量时数据集尚未记录代码哈希",
+            }
         else:
             files = ", ".join(moved)
             entries[name] = {"en": f"changed since: {files}", "zh": f"此后有改动：{files}"}
