@@ -4,6 +4,7 @@ Loaded through `hooks:` in mkdocs.yml. Hooks run after the plugins listed in
 mkdocs.yml unless an event priority says otherwise; the priorities below are
 chosen against mkdocs-static-i18n, which runs its own events at -100.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,10 +24,12 @@ from sitekit.data import DataError  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.site")
 
-VENDORED = ["overrides/assets/vendor/katex/katex.min.js",
-            "overrides/assets/vendor/katex/katex.min.css",
-            "overrides/assets/vendor/mermaid/mermaid.esm.min.mjs",
-            "overrides/assets/vendor/katex/auto-render.min.js"]
+VENDORED = [
+    "overrides/assets/vendor/katex/katex.min.js",
+    "overrides/assets/vendor/katex/katex.min.css",
+    "overrides/assets/vendor/mermaid/mermaid.esm.min.mjs",
+    "overrides/assets/vendor/katex/auto-render.min.js",
+]
 
 BUTTONS = {
     "en": ("Download this page as a Jupyter notebook",),
@@ -37,9 +40,11 @@ BUTTONS = {
 def on_config(config, **kwargs):
     missing = [p for p in VENDORED if not (ROOT / p).is_file()]
     if missing:
-        raise PluginError(f"vendored JavaScript missing: {', '.join(missing)}. "
-                          "Run `python scripts/vendor_js.py` (fetches pinned KaTeX and Mermaid "
-                          "from the npm registry) before building.")
+        raise PluginError(
+            f"vendored JavaScript missing: {', '.join(missing)}. "
+            "Run `python scripts/vendor_js.py` (fetches pinned KaTeX and Mermaid "
+            "from the npm registry) before building."
+        )
     if not config.get("repo_url"):
         config["repo_url"] = _git_remote()
     if not config.get("repo_url"):
@@ -53,9 +58,11 @@ def _git_remote() -> str | None:
     """The repository's URL for a local build without SITE_REPO_URL: `git remote get-url origin`
     as an https URL, or None (then the site links each snippet's own copy only)."""
     import subprocess
+
     try:
-        url = subprocess.run(["git", "remote", "get-url", "origin"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=10).stdout.strip()
+        url = subprocess.run(
+            ["git", "remote", "get-url", "origin"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     m = re.match(r"^(?:git@([^:]+):|https?://(?:[^@/]+@)?([^/]+)/)(.+?)(?:\.git)?/?$", url)
@@ -87,9 +94,12 @@ def on_nav(nav, config, files, **kwargs):
             return ORDER.index(stem) if stem in ORDER else len(ORDER)
         return len(ORDER) + 1
 
-    items = [i for i in nav.items
-             if not (isinstance(i, Page) and "/notebooks/" in "/" + i.file.src_uri)
-             and not (getattr(i, "title", "") or "").lower() == "notebooks"]
+    items = [
+        i
+        for i in nav.items
+        if not (isinstance(i, Page) and "/notebooks/" in "/" + i.file.src_uri)
+        and not (getattr(i, "title", "") or "").lower() == "notebooks"
+    ]
     unknown = [i.file.src_uri for i in items if isinstance(i, Page) and rank(i) == len(ORDER)]
     if unknown:
         raise PluginError(f"pages not listed in scripts/sitekit/articles.py: {unknown}")
@@ -122,9 +132,12 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs):
     if page.meta.get("notebook"):
         # the .ipynb is a download (no HTML notebook page): it runs top to bottom, see
         # tests/test_notebooks.py
-        top += (f'\n[:material-download: {BUTTONS[lang][0]}](notebooks/{slug}.ipynb)'
-                f'{{ .md-button .md-button--primary download="{slug}.{lang}.ipynb" }}\n')
+        top += (
+            f"\n[:material-download: {BUTTONS[lang][0]}](notebooks/{slug}.ipynb)"
+            f'{{ .md-button .md-button--primary download="{slug}.{lang}.ipynb" }}\n'
+        )
     from sitekit.articles import ARTICLES
+
     if slug in {s for s, _, _ in ARTICLES} and "```" in markdown:
         top += reader.run_box(slug, lang, config.get("repo_url"))
     if top:
@@ -160,6 +173,7 @@ def on_post_page(output: str, page, config, **kwargs):
         # trailing slash: Material resolves "search/search_index.json" and result locations against it
         cfg["base"] = (cfg["base"].rstrip("/") + "/zh/") if cfg["base"] not in ("", ".") else "zh/"
         return m.group(1) + json.dumps(cfg, ensure_ascii=False) + m.group(3)
+
     return CONFIG_SCRIPT.sub(sub, output, count=1)
 
 
@@ -173,9 +187,11 @@ def on_post_build(config, **kwargs):
     root = Path(config.site_dir)
     # every code block links its file: publish snippets/ with the site (downloadable offline)
     import shutil
-    shutil.copytree(ROOT / "snippets", root / "snippets", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for rel in sorted(reader.PUBLISHED):   # other files a block shows (IR samples under data/)
+
+    shutil.copytree(
+        ROOT / "snippets", root / "snippets", dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    for rel in sorted(reader.PUBLISHED):  # other files a block shows (IR samples under data/)
         if (ROOT / rel).is_file() and not (root / rel).exists():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, root / rel)
@@ -187,8 +203,9 @@ def on_post_build(config, **kwargs):
     if not zh:
         return
     en = [d for d in data["docs"] if not d["location"].startswith("zh/")]
-    for d in zh:   # Chinese pages' base is the /zh/ root: locations are relative to it
-        d["location"] = d["location"][len("zh/"):]
+    for d in zh:  # Chinese pages' base is the /zh/ root: locations are relative to it
+        d["location"] = d["location"][len("zh/") :]
+
     # Notebook pages (none since issue 9; kept as a guard) repeat their article (and some got the same
     # location twice, which breaks Material's search worker): search finds the articles.
     def keep(docs):
@@ -199,6 +216,7 @@ def on_post_build(config, **kwargs):
             seen.add(d["location"])
             out.append(d)
         return out
+
     en, zh = keep(en), keep(zh)
     for d in en + zh:
         # Code listings are half the index and every page downloads the index: search the prose
@@ -206,5 +224,4 @@ def on_post_build(config, **kwargs):
         d["text"] = re.sub(r"\s+", " ", PRE_BLOCK.sub(" ", d["text"])).strip()
     for path, docs in ((index, en), (root / "zh" / "search" / "search_index.json", zh)):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**data, "docs": docs}, separators=(",", ":"), ensure_ascii=False),
-                        encoding="utf-8")
+        path.write_text(json.dumps({**data, "docs": docs}, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")

@@ -6,6 +6,7 @@ buttons on its code. The language switcher keeps the reader on the same page; se
 Chinese finds Chinese pages only; the notebook download works. A PNG of each page goes to
 test-artifacts/screenshots/ (git-ignored).
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,20 +20,32 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-
 from sitekit import DOCS, LANGS, ROOT
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-quic", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-sync",
+]
 PAGE_BUDGET = 1.5 * 1024 * 1024
 CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
 CJK_GAP = f"[{CJK}] +[{CJK}]"
 # MkDocs syntax that must never reach the reader as text (issue 9)
-RAW_SYNTAX = [(r":(?:material|octicons|fontawesome|simple)-[\w-]+:", "an icon shortcode"),
-              (r"(?m)^\s*!!!|\?\?\? ", "an admonition marker"), (r"(?m)^\s*=== ", "a tab marker"),
-              (r"--8<--", "a snippet include"), (r"\{\{|\{%", "a template marker"), (r"\{ ?#[\w-]", "a heading id"),
-              (r"(?m)^\s*(?:flowchart|graph) (?:LR|RL|TB|TD|BT)\b", "raw Mermaid source")]
+RAW_SYNTAX = [
+    (r":(?:material|octicons|fontawesome|simple)-[\w-]+:", "an icon shortcode"),
+    (r"(?m)^\s*!!!|\?\?\? ", "an admonition marker"),
+    (r"(?m)^\s*=== ", "a tab marker"),
+    (r"--8<--", "a snippet include"),
+    (r"\{\{|\{%", "a template marker"),
+    (r"\{ ?#[\w-]", "a heading id"),
+    (r"(?m)^\s*(?:flowchart|graph) (?:LR|RL|TB|TD|BT)\b", "raw Mermaid source"),
+]
 # the page's visible prose: code, math and drawn diagrams left out
 PROSE_TEXT = """() => {
   const a = (document.querySelector('article') || document.body).cloneNode(true);
@@ -78,14 +91,16 @@ SHOTS = ROOT / "test-artifacts" / "screenshots"
 pytestmark = pytest.mark.browser
 
 if not Path(CHROMIUM).exists() or shutil.which("chromium") is None and not Path(CHROMIUM).exists():
-    pytest.skip(f"needs Chromium at {CHROMIUM} (Debian package chromium; scripts/test.sh installs it)",
-                allow_module_level=True)
+    pytest.skip(
+        f"needs Chromium at {CHROMIUM} (Debian package chromium; scripts/test.sh installs it)", allow_module_level=True
+    )
 playwright = pytest.importorskip("playwright.sync_api")
 
 
 class _Server(http.server.SimpleHTTPRequestHandler):
     """A static server like the ones the site is published on: text is sent gzip-compressed
     when the browser accepts it, so the test counts the bytes a reader actually downloads."""
+
     TEXT = (".html", ".js", ".mjs", ".css", ".json", ".svg", ".xml", ".ipynb", ".txt")
 
     def log_message(self, *args):
@@ -102,16 +117,21 @@ class _Server(http.server.SimpleHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             import io
+
             return io.BytesIO(body)
         if os.path.isdir(path):
             path = os.path.join(path, "index.html")
-        if ("gzip" not in self.headers.get("Accept-Encoding", "") or not path.endswith(self.TEXT)
-                or not os.path.isfile(path)):
+        if (
+            "gzip" not in self.headers.get("Accept-Encoding", "")
+            or not path.endswith(self.TEXT)
+            or not os.path.isfile(path)
+        ):
             return super().send_head()
         if os.path.isdir(self.translate_path(self.path)) and not self.path.split("?")[0].endswith("/"):
-            return super().send_head()   # let the base class redirect /dir to /dir/
+            return super().send_head()  # let the base class redirect /dir to /dir/
         import gzip
         import io
+
         with open(path, "rb") as f:
             body = gzip.compress(f.read(), compresslevel=6)
         self.send_response(200)
@@ -198,13 +218,17 @@ def test_page_loads_clean_and_renders(browser, server, lang, slug, path):
         page = v.open(path)
         if page.locator(".mermaid-diagram").count():
             page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
-            assert page.locator(".mermaid-diagram svg").count() == page.locator(".mermaid-diagram").count(), "a diagram did not render"
+            assert page.locator(".mermaid-diagram svg").count() == page.locator(".mermaid-diagram").count(), (
+                "a diagram did not render"
+            )
         if page.locator(".arithmatex").count():
             page.wait_for_selector("body[data-math=rendered]", timeout=20000)
-            assert page.locator(".arithmatex .katex").count() == page.locator(".arithmatex").count(), "math did not render"
+            assert page.locator(".arithmatex .katex").count() == page.locator(".arithmatex").count(), (
+                "math did not render"
+            )
         code = page.locator(".md-typeset pre > code")
         if code.count():
-            code.first.scroll_into_view_if_needed()   # Material adds the button once a block is visible
+            code.first.scroll_into_view_if_needed()  # Material adds the button once a block is visible
             page.wait_for_selector('.md-typeset button[data-md-type="copy"]', state="attached", timeout=5000)
             page.evaluate("window.scrollTo(0, 0)")
         html_lang = page.locator("html").get_attribute("lang")
@@ -212,11 +236,13 @@ def test_page_loads_clean_and_renders(browser, server, lang, slug, path):
         text = page.evaluate(PROSE_TEXT)
         for raw, what in RAW_SYNTAX:
             hit = re.search(raw, text)
-            assert not hit, f"{what} in the visible text: ...{text[max(0, hit.start() - 60):hit.end() + 60]}..."
+            assert not hit, f"{what} in the visible text: ...{text[max(0, hit.start() - 60) : hit.end() + 60]}..."
         if lang == "zh":
-            gaps = [text[max(0, m.start() - 10):m.end() + 10] for m in re.finditer(CJK_GAP, text)]
+            gaps = [text[max(0, m.start() - 10) : m.end() + 10] for m in re.finditer(CJK_GAP, text)]
             assert not gaps, f"{len(gaps)} space(s) between two CJK characters, e.g. {gaps[:5]}"
-            font = page.evaluate("getComputedStyle(document.querySelector('.md-typeset p') || document.body).fontFamily")
+            font = page.evaluate(
+                "getComputedStyle(document.querySelector('.md-typeset p') || document.body).fontFamily"
+            )
             assert "Noto Sans CJK SC" in font and "PingFang SC" in font, f"CJK font stack not applied: {font}"
         small = _small_figure_text(page, 11)
         assert not small, f"diagram or plot text below 11 px at 1280 px width: {small}"
@@ -230,7 +256,9 @@ def test_page_loads_clean_and_renders(browser, server, lang, slug, path):
         assert not v.errors, f"console errors: {v.errors}"
         assert not v.external, f"requests left the local server: {v.external}"
         wire, raw = v.transferred()
-        assert wire < PAGE_BUDGET, f"{wire / 2**20:.2f} MiB transferred ({raw / 2**20:.2f} MiB uncompressed), budget 1.5 MiB"
+        assert wire < PAGE_BUDGET, (
+            f"{wire / 2**20:.2f} MiB transferred ({raw / 2**20:.2f} MiB uncompressed), budget 1.5 MiB"
+        )
     finally:
         v.close()
 
@@ -262,7 +290,7 @@ def test_search_stays_in_the_pages_language(browser, server, lang, query):
         page.locator("label.md-search__icon, .md-search__input").first.click()
         box = page.locator("input.md-search__input")
         box.fill(query)
-        box.press("End")           # fill() fires no keyup; Material searches on keyup
+        box.press("End")  # fill() fires no keyup; Material searches on keyup
         page.wait_for_selector(".md-search-result__item", timeout=15000)
         hrefs = page.locator(".md-search-result__link").evaluate_all("els => els.map(e => e.href)")
         assert hrefs, f"no results for {query!r}"
@@ -279,6 +307,7 @@ def test_search_stays_in_the_pages_language(browser, server, lang, query):
 
 def _notebook_pages():
     from sitekit.notebooks import wants_notebook
+
     return [(lang, p.stem) for lang in LANGS for p in sorted((DOCS / lang).glob("*.md")) if wants_notebook(p)]
 
 
@@ -299,13 +328,19 @@ def test_notebook_download(browser, server, lang, slug, tmp_path):
 
 
 def _diagram_pages():
-    return [(lang, slug, path) for lang, slug, path in _urls()
-            if "```mermaid" in (DOCS / lang / f"{slug}.md").read_text(encoding="utf-8")]
+    return [
+        (lang, slug, path)
+        for lang, slug, path in _urls()
+        if "```mermaid" in (DOCS / lang / f"{slug}.md").read_text(encoding="utf-8")
+    ]
 
 
 def _figure_pages():
-    return [(lang, slug, path) for lang, slug, path in _urls()
-            if any(m in (DOCS / lang / f"{slug}.md").read_text(encoding="utf-8") for m in ("```mermaid", "{{ plot("))]
+    return [
+        (lang, slug, path)
+        for lang, slug, path in _urls()
+        if any(m in (DOCS / lang / f"{slug}.md").read_text(encoding="utf-8") for m in ("```mermaid", "{{ plot("))
+    ]
 
 
 def _small_figure_text(page, least: float) -> list[str]:
@@ -313,7 +348,7 @@ def _small_figure_text(page, least: float) -> list[str]:
     return out + [f"plot {i}: {px:.1f} px" for i, px in enumerate(page.evaluate(PLOT_FONT)) if px < least - 0.05]
 
 
-@pytest.mark.parametrize("width,least", [(390, 9)])   # 1280 px (11 px): test_page_loads_clean_and_renders
+@pytest.mark.parametrize("width,least", [(390, 9)])  # 1280 px (11 px): test_page_loads_clean_and_renders
 def test_diagram_text_is_readable(browser, server, width, least):
     """Mermaid labels and plot text at least 11 px on a desktop and 9 px on a phone: a wide diagram
     or plot scrolls sideways in its box instead of shrinking."""
@@ -338,7 +373,7 @@ def test_no_raw_diagram_source_before_mermaid_loads(browser, server):
     lang, slug, path = _diagram_pages()[0]
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
-        ctx.route("**/mermaid/**", lambda route: route.abort())     # Mermaid never arrives
+        ctx.route("**/mermaid/**", lambda route: route.abort())  # Mermaid never arrives
         page = ctx.new_page()
         page.goto(f"{server}/{path}", wait_until="networkidle")
         visible = page.evaluate("""() => [...document.querySelectorAll('.mermaid-diagram')]

@@ -19,6 +19,7 @@ reads the *built* pages instead (both languages) and does what a reader who copi
 The same program on the English and the Chinese page runs once. README.md's commands that
 reproduce one article are checked against the pages' "Run it yourself" box and run here too.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,18 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
-import pytest
-
 import blockstats
 import needs
-from sitekit import DOCS, LANGS, ROOT
-from sitekit import reader
+import pytest
+from sitekit import DOCS, LANGS, ROOT, reader
 
 bs4 = pytest.importorskip("bs4")
 
 RUNNABLE = {"python", "py", "bash", "sh", "shell"}
 TIMEOUT = 300
-_RESULTS: dict[str, tuple[str, str]] = {}   # program hash -> (outcome, detail): one run per program
+_RESULTS: dict[str, tuple[str, str]] = {}  # program hash -> (outcome, detail): one run per program
 
 
 def _pages():
@@ -64,13 +63,15 @@ class Block:
     lang: str
     code: str
     attrs: dict
-    meta: str                   # the visible line above the block
+    meta: str  # the visible line above the block
     links: list[str] = field(default_factory=list)
 
     def where(self) -> str:
         first = "\n".join("    " + l for l in self.code.strip("\n").split("\n")[:4])
-        return f"{self.page} block #{self.index} ({self.lang}, {self.attrs.get('data-src', 'no file')}" \
-               f"{' · ' + self.attrs['data-section'] if self.attrs.get('data-section') else ''}):\n{first}"
+        return (
+            f"{self.page} block #{self.index} ({self.lang}, {self.attrs.get('data-src', 'no file')}"
+            f"{' · ' + self.attrs['data-section'] if self.attrs.get('data-section') else ''}):\n{first}"
+        )
 
 
 def read_blocks(site: Path, url: str) -> list[Block]:
@@ -80,7 +81,7 @@ def read_blocks(site: Path, url: str) -> list[Block]:
     out = []
     for i, div in enumerate(article.select("div.highlight")):
         cls = [c for c in div.get("class", []) if c.startswith("language-")]
-        lang = cls[0][len("language-"):] if cls else ""
+        lang = cls[0][len("language-") :] if cls else ""
         code_el = div.select_one("pre > code") or div.select_one("code")
         code = code_el.get_text() if code_el else ""
         prev = div.find_previous_sibling()
@@ -121,7 +122,7 @@ def visible_reason(b: Block, lang: str, lacking: list[str]) -> str | None:
 @dataclass
 class Program:
     blocks: list[Block]
-    files: list[str]            # links to files the page publishes, fetched into the scratch dir
+    files: list[str]  # links to files the page publishes, fetched into the scratch dir
     expected: str | None = None  # the page's output block after the program
 
     @property
@@ -188,18 +189,27 @@ def run_program(site: Path, page_url: str, prog: Program, scratch_root: Path) ->
     for href in prog.files:
         _fetch(site, page_url, href, scratch)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_CURRENT_TEST")}
-    env.update(PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1",
-               PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
-               VIRTUAL_ENV=str(Path(sys.executable).parent.parent))
+    env.update(
+        PYTHONUNBUFFERED="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
+        VIRTUAL_ENV=str(Path(sys.executable).parent.parent),
+    )
     if not needs.has_gpu():
-        env["TRITON_INTERPRET"] = "1"   # as the page and the "Run it yourself" box tell a CPU reader
+        env["TRITON_INTERPRET"] = "1"  # as the page and the "Run it yourself" box tell a CPU reader
     f = scratch / ("block.py" if prog.lang == "python" else "block.sh")
     f.write_text(prog.code, encoding="utf-8")
     cmd = [sys.executable, f.name] if prog.lang == "python" else ["bash", "-euo", "pipefail", f.name]
     try:
         p = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=prog.timeout)
-        res = ("passed", "") if p.returncode == 0 else \
-            ("failed", f"exit code {p.returncode}\n--- stdout (end)\n{p.stdout[-1500:]}\n--- stderr (end)\n{p.stderr[-3000:]}")
+        res = (
+            ("passed", "")
+            if p.returncode == 0
+            else (
+                "failed",
+                f"exit code {p.returncode}\n--- stdout (end)\n{p.stdout[-1500:]}\n--- stderr (end)\n{p.stderr[-3000:]}",
+            )
+        )
         if res[0] == "passed" and prog.expected is not None:
             problem = compare(prog.expected, p.stdout, prog.tolerance)
             if problem:
@@ -233,16 +243,19 @@ def programs(blocks: list[Block], lang: str) -> tuple[list[Program], list[str], 
                 current.expected = b.code
             continue
         if b.lang not in RUNNABLE:
-            continue            # CUDA C++, PTX, MLIR, text: not programs (compiled by the blocks that show how)
+            continue  # CUDA C++, PTX, MLIR, text: not programs (compiled by the blocks that show how)
         lacking_needs = [n for n in b.attrs.get("data-needs", "").split()]
         lacking = [n for n in lacking_needs if needs.missing([n])]
-        reason = visible_reason(b, lang, lacking) if (lacking or any(
-            k in b.attrs for k in ("data-shown", "data-checked-by")) or run == "reproduce") else ""
+        reason = (
+            visible_reason(b, lang, lacking)
+            if (lacking or any(k in b.attrs for k in ("data-shown", "data-checked-by")) or run == "reproduce")
+            else ""
+        )
         if run == "cont":
             if current is None and not skip_chain:
                 problems.append(f"{b.where()}\n  says it continues the block above, but no runnable block precedes it")
                 continue
-            if not _badge("cont", lang) in b.meta:
+            if _badge("cont", lang) not in b.meta:
                 problems.append(f"{b.where()}\n  continues the block above, but the page does not say so ({b.meta!r})")
             if skip_chain:
                 notes.append(f"{b.page}#{b.index}: continues a block that is not run here")
@@ -255,8 +268,9 @@ def programs(blocks: list[Block], lang: str) -> tuple[list[Program], list[str], 
         # a new program
         current, skip_chain = None, False
         if reason is None:
-            problems.append(f"{b.where()}\n  marked as not run as shown, but the line above the block shows no "
-                            f"reason ({b.meta!r})")
+            problems.append(
+                f"{b.where()}\n  marked as not run as shown, but the line above the block shows no reason ({b.meta!r})"
+            )
             skip_chain = True
             continue
         if reason:
@@ -288,44 +302,59 @@ def test_every_block_runs_as_the_page_says(site, slug, tmp_path_factory):
             failures.append(f"{url}: page not built")
             continue
         blocks = read_blocks(site, url)
-        for b in blocks:        # every file link resolves on the site itself (offline download)
+        for b in blocks:  # every file link resolves on the site itself (offline download)
             for href in b.links:
                 target = urlparse(urljoin("http://site/" + url, href)).path.lstrip("/")
                 if not (site / target).is_file():
                     failures.append(f"{b.where()}\n  links {href}, which the built site does not have")
         progs, notes, problems = programs(blocks, lang)
         failures += problems
-        for n in notes:      # the end-of-run summary of code blocks (tests/conftest.py)
-            blockstats.RESULTS.append({"id": f"built {n.split(':', 1)[0]}", "outcome": "skipped"
-                                       if "needs" in n or "需要" in n else "display",
-                                       "reason": "built page: " + n.split(": ", 1)[-1][:80]})
+        for n in notes:  # the end-of-run summary of code blocks (tests/conftest.py)
+            blockstats.RESULTS.append(
+                {
+                    "id": f"built {n.split(':', 1)[0]}",
+                    "outcome": "skipped" if "needs" in n or "需要" in n else "display",
+                    "reason": "built page: " + n.split(": ", 1)[-1][:80],
+                }
+            )
         for prog in progs:
             fresh = prog.key() not in _RESULTS
             outcome, detail = run_program(site, url, prog, scratch)
             ran += 1
-            blockstats.RESULTS.append({"id": f"built {prog.blocks[0].page}#{prog.blocks[0].index}",
-                                       "outcome": outcome if fresh else "display",
-                                       "reason": "" if fresh else "built page: same program as the other language's"})
+            blockstats.RESULTS.append(
+                {
+                    "id": f"built {prog.blocks[0].page}#{prog.blocks[0].index}",
+                    "outcome": outcome if fresh else "display",
+                    "reason": "" if fresh else "built page: same program as the other language's",
+                }
+            )
             if outcome != "passed":
                 b = prog.blocks[0]
                 cont = f" + {len(prog.blocks) - 1} block(s) continuing it" if len(prog.blocks) > 1 else ""
-                failures.append(f"{b.where()}\n  (program of block #{b.index}{cont}, run in a scratch dir with "
-                                f"the files {prog.files or 'none'})\n  {detail}")
-    assert not failures, f"{len(failures)} problem(s) on {slug} ({time.time() - t0:.0f} s):\n\n" + \
-        "\n\n".join(failures)
+                failures.append(
+                    f"{b.where()}\n  (program of block #{b.index}{cont}, run in a scratch dir with "
+                    f"the files {prog.files or 'none'})\n  {detail}"
+                )
+    assert not failures, f"{len(failures)} problem(s) on {slug} ({time.time() - t0:.0f} s):\n\n" + "\n\n".join(failures)
 
 
 def test_reader_test_sees_the_marks():
     """The reader test's idea of a block matches the hook's: a tiny page through annotate()/decorate()."""
-    md = ("```python\n--8<-- \"snippets/index/environment.py:check\"\n```\n\n<!--pytest-codeblocks:cont-->\n\n"
-          "```python\nprint(1)\n```\n\n<!--pytest.mark.gpu-->\n```sh\nnvidia-smi\n```\n\n"
-          "<!--pytest-codeblocks:expected-output-->\n\n```text\n1\n```\n")
+    md = (
+        '```python\n--8<-- "snippets/index/environment.py:check"\n```\n\n<!--pytest-codeblocks:cont-->\n\n'
+        "```python\nprint(1)\n```\n\n<!--pytest.mark.gpu-->\n```sh\nnvidia-smi\n```\n\n"
+        "<!--pytest-codeblocks:expected-output-->\n\n```text\n1\n```\n"
+    )
     import markdown
-    html = markdown.markdown(reader.annotate(md), extensions=["attr_list", "pymdownx.superfences",
-                                                               "pymdownx.highlight"],
-                             extension_configs={"pymdownx.highlight": {"pygments_lang_class": True}})
-    html = reader.decorate('<article class="md-content__inner">' + html + "</article>", "en", "x/",
-                           "https://example.org/r")
+
+    html = markdown.markdown(
+        reader.annotate(md),
+        extensions=["attr_list", "pymdownx.superfences", "pymdownx.highlight"],
+        extension_configs={"pymdownx.highlight": {"pygments_lang_class": True}},
+    )
+    html = reader.decorate(
+        '<article class="md-content__inner">' + html + "</article>", "en", "x/", "https://example.org/r"
+    )
     d = Path(str(pytest.importorskip("tempfile").mkdtemp())) / "x"
     d.mkdir()
     (d / "index.html").write_text(html, encoding="utf-8")
@@ -349,14 +378,18 @@ def test_readme_reproduces_one_article(tmp_path):
     assert "## Reproduce one article" in text, "README.md has no 'Reproduce one article' section"
     section = text.split("## Reproduce one article", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```bash\n(.*?)```", section, re.S).group(1).strip()
-    assert block == reader.run_commands(README_SLUG, None), \
+    assert block == reader.run_commands(README_SLUG, None), (
         f"README's commands differ from the pages' 'Run it yourself' box:\n{block}\n---\n{reader.run_commands(README_SLUG, None)}"
+    )
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: nothing to clone")
     clone = tmp_path / "repo"
     # safe.directory: in CI containers the checkout belongs to another user than the test's
-    c = subprocess.run(["git", "-c", "safe.directory=*", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(clone)],
-                       capture_output=True, text=True)
+    c = subprocess.run(
+        ["git", "-c", "safe.directory=*", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(clone)],
+        capture_output=True,
+        text=True,
+    )
     if c.returncode != 0:
         pytest.skip(f"cannot clone this checkout here: {c.stderr.strip()[-300:]}")
     vendor = ROOT / "overrides" / "assets" / "vendor"
@@ -365,12 +398,13 @@ def test_readme_reproduces_one_article(tmp_path):
     t0 = time.time()
     for line in block.split("\n"):
         if line.startswith(("python3 -m venv", "pip install")):
-            continue                      # this test's venv is that environment
+            continue  # this test's venv is that environment
         if line.startswith("python scripts/vendor_js.py"):
             shutil.copytree(vendor, clone / "overrides" / "assets" / "vendor")
             continue
-        p = subprocess.run(["bash", "-euo", "pipefail", "-c", line], cwd=clone, env=env,
-                           capture_output=True, text=True, timeout=900)
+        p = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", line], cwd=clone, env=env, capture_output=True, text=True, timeout=900
+        )
         assert p.returncode == 0, f"README line failed in a fresh clone: {line}\n{p.stdout[-3000:]}\n{p.stderr[-2000:]}"
         last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
         assert re.search(r"\d+ passed", last) and not re.search(r"\d+ failed", last), p.stdout[-2000:]

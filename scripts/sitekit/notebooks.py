@@ -14,6 +14,7 @@ written by hand, and it runs top to bottom ("Run All") on a machine without a GP
   their text, heading ids and attribute lists go, icon shortcodes go, links to other pages and to
   this page's sections point at the published site.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,23 +29,27 @@ from .render import render_page
 FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 MARK = re.compile(r"^\s*<!--\s*(pytest\.mark\.\w+(?:\(.*\))?|pytest-codeblocks:[\w-]+)\s*-->\s*$")
 COMMENT = re.compile(r"^\s*<!--.*?-->\s*$", re.M)
-ATTR = re.compile(r"^(#{1,6}[ \t].*?)[ \t]*\{[ \t]*#[^}\n]*\}[ \t]*$", re.M)   # a heading's { #id }
+ATTR = re.compile(r"^(#{1,6}[ \t].*?)[ \t]*\{[ \t]*#[^}\n]*\}[ \t]*$", re.M)  # a heading's { #id }
 ATTR_LIST = re.compile(r"(?<=\))\{\s*[.#:][^}]*\}|(?<=\])\{\s*[.#:][^}]*\}")
 ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[\w-]+:\s?")
-BLOCK = re.compile(r'^(?P<indent>[ \t]*)(?P<kind>!!!|\?\?\?\+?|===\+?)\s*(?P<type>[\w-]*)\s*(?:"(?P<title>[^"]*)")?\s*$')
+BLOCK = re.compile(
+    r'^(?P<indent>[ \t]*)(?P<kind>!!!|\?\?\?\+?|===\+?)\s*(?P<type>[\w-]*)\s*(?:"(?P<title>[^"]*)")?\s*$'
+)
 MD_LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 
 NOTE = {
     "en": "*Generated from the page [{title}]({url}) and the files under `snippets/` of the site's "
-          "repository; the site's tests run this notebook top to bottom on a CPU. Without an NVIDIA GPU, "
-          "the first code cell switches Triton to its interpreter, and cells marked `%%needs gpu` are "
-          "skipped with a message.*",
+    "repository; the site's tests run this notebook top to bottom on a CPU. Without an NVIDIA GPU, "
+    "the first code cell switches Triton to its interpreter, and cells marked `%%needs gpu` are "
+    "skipped with a message.*",
     "zh": "*本笔记本由页面 [{title}]({url}) 与仓库中 `snippets/` 下的文件自动生成，站点测试会在 CPU 上从头到尾运行它。"
-          "没有 NVIDIA GPU 时，第一个代码单元会让 Triton 改用解释器运行，标有 `%%needs gpu` 的单元会被跳过并给出提示。*",
+    "没有 NVIDIA GPU 时，第一个代码单元会让 Triton 改用解释器运行，标有 `%%needs gpu` 的单元会被跳过并给出提示。*",
 }
 SHOWN = {"en": "*Shown, not run in this notebook:*", "zh": "*仅作展示，本笔记本不运行：*"}
-SHELL = {"en": "*Shell commands, run in a clone of the repository (see the page's \"Run it yourself\" box):*",
-         "zh": "*Shell 命令，需要在仓库的克隆中运行（见页面上的“自己动手运行”）：*"}
+SHELL = {
+    "en": '*Shell commands, run in a clone of the repository (see the page\'s "Run it yourself" box):*',
+    "zh": "*Shell 命令，需要在仓库的克隆中运行（见页面上的“自己动手运行”）：*",
+}
 
 SETUP = '''\
 # Setup: run this cell first.
@@ -110,11 +115,11 @@ def plain_markdown(text: str, lang: str, slug: str) -> str:
         i += 1
         inner = indent + "    "
         while i < len(lines) and (not lines[i].strip() or lines[i].startswith(inner)):
-            out.append(indent + lines[i][len(inner):] if lines[i].strip() else "")
+            out.append(indent + lines[i][len(inner) :] if lines[i].strip() else "")
             i += 1
     text = "\n".join(out)
     if any(BLOCK.match(l) for l in text.split("\n")):
-        return plain_markdown(text, lang, slug)          # nested blocks, now one level up
+        return plain_markdown(text, lang, slug)  # nested blocks, now one level up
 
     def link(m):
         t = m.group("target")
@@ -126,6 +131,7 @@ def plain_markdown(text: str, lang: str, slug: str) -> str:
         if mm:
             return f"]({page_url(lang, mm.group(1), mm.group(2) or '')})"
         return m.group(0)
+
     text = MD_LINK.sub(link, text)
     text = ATTR_LIST.sub("", text)
     text = ICON.sub("", text)
@@ -134,6 +140,7 @@ def plain_markdown(text: str, lang: str, slug: str) -> str:
 
 def _marks(raw: list[str]) -> dict:
     from .reader import _marks as parse
+
     return parse(raw)
 
 
@@ -144,7 +151,7 @@ def _cells(text: str, lang: str, slug: str) -> list[dict]:
     text = plain_markdown(text, lang, slug)
     text = _normalize_info_strings(text)
     cells, buf, pending = [], [], []
-    program_needs: list[str] = []        # a block that continues another one needs what its first block needs
+    program_needs: list[str] = []  # a block that continues another one needs what its first block needs
     lines = text.split("\n")
     i = 0
 
@@ -170,12 +177,18 @@ def _cells(text: str, lang: str, slug: str) -> list[dict]:
         j = i + 1
         while j < len(lines) and not lines[j].lstrip().startswith(ticks):
             j += 1
-        body = "\n".join(l[len(m.group("indent")):] for l in lines[i + 1:j])
+        body = "\n".join(l[len(m.group("indent")) :] for l in lines[i + 1 : j])
         marks = _marks(pending)
         pending = []
         shown = "display" in marks or "checked_by" in marks or "expected-output" in marks
-        if (info in ("python", "py") and not shown and "cont" in marks and cells
-                and cells[-1]["cell_type"] == "code" and body[:1] in (" ", "\t")):
+        if (
+            info in ("python", "py")
+            and not shown
+            and "cont" in marks
+            and cells
+            and cells[-1]["cell_type"] == "code"
+            and body[:1] in (" ", "\t")
+        ):
             # continues a class or function body (a method of the class above): a cell cannot start
             # indented, so it joins the cell above; the prose between them follows that cell
             cells[-1]["source"] += "\n" + body
@@ -186,11 +199,11 @@ def _cells(text: str, lang: str, slug: str) -> list[dict]:
                 needs = program_needs + [n for n in needs if n not in program_needs]
             program_needs = needs
             src = (f"%%needs {' '.join(dict.fromkeys(needs))}\n" if needs else "") + body
-            cells.append({"cell_type": "code", "metadata": {}, "execution_count": None,
-                          "outputs": [], "source": src})
+            cells.append({"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": src})
         elif info in ("python", "py", "bash", "sh"):
-            buf.extend(["", SHOWN[lang] if info in ("python", "py") else SHELL[lang], "",
-                        f"```{info}", body, "```", ""])
+            buf.extend(
+                ["", SHOWN[lang] if info in ("python", "py") else SHELL[lang], "", f"```{info}", body, "```", ""]
+            )
         else:
             buf.extend([f"```{info}", body, "```"])
         i = j + 1
@@ -203,17 +216,28 @@ def build(page: Path, lang: str | None = None) -> dict:
     slug = page.stem
     text = expand(page)
     title = next((l[2:].split("{")[0].strip() for l in text.split("\n") if l.startswith("# ")), slug)
-    cells = [{"cell_type": "markdown", "metadata": {},
-              "source": f"# {title}\n\n" + NOTE[lang].format(title=title, url=page_url(lang, slug))},
-             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": SETUP}]
+    cells = [
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": f"# {title}\n\n" + NOTE[lang].format(title=title, url=page_url(lang, slug)),
+        },
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": SETUP},
+    ]
     body = re.sub(r"^# .*$", "", FRONT.sub("", text), count=1, flags=re.M)
     cells += _cells(body, lang, slug)
     for i, c in enumerate(cells):  # nbformat stores sources as lists of lines; 4.5 wants cell ids
         c["source"] = c["source"].splitlines(keepends=True)
         c["id"] = f"{slug}-{lang}-{i:03d}"
-    return {"cells": cells, "metadata": {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 def target(page: Path) -> Path:

@@ -11,6 +11,7 @@
   Chinese characters; the lines are joined at build time.
 - `run_box(...)`: the "Run it yourself" box of an article, one template for every page.
 """
+
 from __future__ import annotations
 
 import html
@@ -21,8 +22,8 @@ from .pages import SNIPPET_LINE
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^`\n]*)$")
 MARK_LINE = re.compile(r"^\s*<!--\s*(?P<mark>pytest\.mark\.\w+(?:\(.*\))?|pytest-codeblocks:[\w-]+)\s*-->\s*$")
 RUNNABLE = {"python", "py", "bash", "sh", "shell"}
-NOT_ANNOTATED = {"mermaid"}            # custom fences, rendered as diagrams
-GENERATED = {"python3": "python"}      # generated listings: highlighted, never a runnable class
+NOT_ANNOTATED = {"mermaid"}  # custom fences, rendered as diagrams
+GENERATED = {"python3": "python"}  # generated listings: highlighted, never a runnable class
 
 TEXT = {
     "cont": {"en": "continues the block above", "zh": "接上一个代码块"},
@@ -31,8 +32,10 @@ TEXT = {
     "generated": {"en": "generated code, shown for reading", "zh": "生成的代码，仅供阅读"},
     "shown": {"en": "shown, not run as is: {why}", "zh": "仅作展示，不按原样单独运行"},
     "checked": {"en": "run by the site's tests in {test}", "zh": "由站点测试 {test} 运行检查"},
-    "reproduce": {"en": "needs network access: clones the repository and installs packages",
-                  "zh": "需要联网：克隆仓库并安装依赖"},
+    "reproduce": {
+        "en": "needs network access: clones the repository and installs packages",
+        "zh": "需要联网：克隆仓库并安装依赖",
+    },
     "download": {"en": "Download this file from the site", "zh": "从本站下载这个文件"},
     "repo": {"en": "repository", "zh": "仓库"},
     "need": {
@@ -41,10 +44,14 @@ TEXT = {
         "mpirun": {"en": "needs MPI (mpirun)", "zh": "需要 MPI（mpirun）"},
         "mlir-opt": {"en": "needs mlir-opt", "zh": "需要 mlir-opt"},
         "network": {"en": "needs network access", "zh": "需要联网"},
-        "oneapi-wheels": {"en": "needs the oneAPI wheels (pip install -r requirements-oneapi.txt)",
-                          "zh": "需要 oneAPI 的 wheel（pip install -r requirements-oneapi.txt）"},
-        "openmpi": {"en": "needs Open MPI (apt install openmpi-bin libopenmpi-dev)",
-                    "zh": "需要 Open MPI（apt install openmpi-bin libopenmpi-dev）"},
+        "oneapi-wheels": {
+            "en": "needs the oneAPI wheels (pip install -r requirements-oneapi.txt)",
+            "zh": "需要 oneAPI 的 wheel（pip install -r requirements-oneapi.txt）",
+        },
+        "openmpi": {
+            "en": "needs Open MPI (apt install openmpi-bin libopenmpi-dev)",
+            "zh": "需要 Open MPI（apt install openmpi-bin libopenmpi-dev）",
+        },
         "intel-gpu": {"en": "needs an Intel GPU", "zh": "需要 Intel GPU"},
     },
 }
@@ -52,6 +59,7 @@ TEXT = {
 
 def _marks(raw: list[str]) -> dict:
     import ast
+
     out = {}
     for r in raw:
         if r.startswith("pytest-codeblocks:"):
@@ -106,21 +114,20 @@ def annotate(markdown: str) -> str:
         if m:
             indent, ticks, info = m.group("indent"), m.group("ticks"), m.group("info").strip()
             j = i + 1
-            while j < len(lines) and not (lines[j].strip().startswith(ticks)
-                                          and not lines[j].strip().strip(ticks[0])):
+            while j < len(lines) and not (lines[j].strip().startswith(ticks) and not lines[j].strip().strip(ticks[0])):
                 j += 1
-            body = lines[i + 1:j]
+            body = lines[i + 1 : j]
             lang = info.split()[0].lstrip("{.").rstrip("}") if info else ""
             if lang and lang not in NOT_ANNOTATED and not info.startswith("{"):
                 attrs = block_attrs(lang, body, pending)
-                rest = info[len(info.split()[0]):].strip()
+                rest = info[len(info.split()[0]) :].strip()
                 if lang in GENERATED:
                     lang = GENERATED[lang] + " .generated"
                 extra = " ".join(f'{k}="{v}"' for k, v in attrs.items())
                 brace = " ".join(f"{{ .{lang} {rest} {extra} }}".split())
                 line = f"{indent}{ticks} {brace}"
             out.append(line)
-            out.extend(lines[i + 1:j + 1])
+            out.extend(lines[i + 1 : j + 1])
             pending, i = [], j + 1
             continue
         mm = MARK_LINE.match(line)
@@ -133,11 +140,13 @@ def annotate(markdown: str) -> str:
     return "\n".join(out)
 
 
-HL_DIV = re.compile(r'<div class="(?P<cls>language-(?P<lang>[\w+-]+) (?:generated )?highlight(?: generated)?)"(?P<attrs>[^>]*)>')
+HL_DIV = re.compile(
+    r'<div class="(?P<cls>language-(?P<lang>[\w+-]+) (?:generated )?highlight(?: generated)?)"(?P<attrs>[^>]*)>'
+)
 DATA = re.compile(r'\s(data-[\w-]+)="([^"]*)"')
 
 
-PUBLISHED: set[str] = set()   # files the blocks link; the hook copies them into the site
+PUBLISHED: set[str] = set()  # files the blocks link; the hook copies them into the site
 
 
 def decorate(page_html: str, lang: str, page_url: str, repo: str | None, branch: str = "main") -> str:
@@ -153,37 +162,48 @@ def decorate(page_html: str, lang: str, page_url: str, repo: str | None, branch:
         if src:
             PUBLISHED.add(src)
             label = html.escape(src + (f" · {attrs['data-section']}" if attrs.get("data-section") else ""))
-            parts.append(f'<a class="code-src" href="{prefix}{html.escape(src)}" download '
-                         f'title="{TEXT["download"][lang]}">{label}</a>')
+            parts.append(
+                f'<a class="code-src" href="{prefix}{html.escape(src)}" download '
+                f'title="{TEXT["download"][lang]}">{label}</a>'
+            )
             if repo:
-                parts.append(f'<a class="code-repo" href="{html.escape(repo)}/blob/{branch}/{html.escape(src)}">'
-                             f'{TEXT["repo"][lang]}</a>')
+                parts.append(
+                    f'<a class="code-repo" href="{html.escape(repo)}/blob/{branch}/{html.escape(src)}">'
+                    f"{TEXT['repo'][lang]}</a>"
+                )
         run = attrs["data-run"]
         badges = []
         if run == "reproduce":
             badges.append(("needs", TEXT["reproduce"][lang]))
         if run in ("cont", "output", "generated"):
             badges.append((run, TEXT[run][lang]))
-        elif run == "standalone" and m.group("lang") in RUNNABLE and not (
-                attrs.get("data-shown") is not None or attrs.get("data-checked-by")):   # a block that needs a tool still runs on its own
+        elif (
+            run == "standalone"
+            and m.group("lang") in RUNNABLE
+            and not (attrs.get("data-shown") is not None or attrs.get("data-checked-by"))
+        ):  # a block that needs a tool still runs on its own
             badges.append(("standalone", TEXT["standalone"][lang]))
         for n in attrs.get("data-needs", "").split():
             badges.append(("needs", TEXT["need"].get(n, {"en": f"needs {n}", "zh": f"需要 {n}"})[lang]))
         if attrs.get("data-checked-by"):
             t = attrs["data-checked-by"].split("::")[0]
-            link = f'<a href="{html.escape(repo)}/blob/{branch}/{html.escape(t)}"><code>{html.escape(t)}</code></a>' \
-                if repo else f"<code>{html.escape(t)}</code>"
+            link = (
+                f'<a href="{html.escape(repo)}/blob/{branch}/{html.escape(t)}"><code>{html.escape(t)}</code></a>'
+                if repo
+                else f"<code>{html.escape(t)}</code>"
+            )
             badges.append(("checked", TEXT["checked"][lang].format(test=link)))
         elif "data-shown" in attrs and run not in ("output", "generated"):
             badges.append(("shown", TEXT["shown"][lang].format(why=html.escape(attrs["data-shown"]))))
         opening = m.group(0)
-        if run == "generated":   # highlighted as Python, but not in a runnable language class
+        if run == "generated":  # highlighted as Python, but not in a runnable language class
             opening = opening.replace(f'class="language-{m.group("lang")} ', 'class="language-generated-python ', 1)
         if not parts and not badges:
             return opening
         parts += [f'<span class="code-badge code-badge--{k}">{t}</span>' for k, t in badges]
         head = '<div class="code-meta">' + "".join(parts) + "</div>"
         return head + opening
+
     return HL_DIV.sub(sub, page_html)
 
 
@@ -213,16 +233,24 @@ def join_cjk_lines(markdown: str) -> str:
             out.append(line)
             continue
         prev = out[-1] if out else ""
-        if (prev.strip() and CJK_END.search(prev.rstrip()) and CJK_START.search(line.lstrip())
-                and not BLOCK_START.match(line) and not NO_JOIN_AFTER.match(prev)):
+        if (
+            prev.strip()
+            and CJK_END.search(prev.rstrip())
+            and CJK_START.search(line.lstrip())
+            and not BLOCK_START.match(line)
+            and not NO_JOIN_AFTER.match(prev)
+        ):
             out[-1] = prev.rstrip() + line.lstrip()
             continue
         out.append(line)
     return "\n".join(out)
 
 
-PROTECTED = re.compile(r"<(pre|code|script|style|svg|textarea)\b.*?</\1>|<div class=\"mermaid-diagram\">.*?</div>"
-                       r"|<[^>]+>", re.S)
+PROTECTED = re.compile(
+    r"<(pre|code|script|style|svg|textarea)\b.*?</\1>|<div class=\"mermaid-diagram\">.*?</div>"
+    r"|<[^>]+>",
+    re.S,
+)
 CJK_GAP = re.compile(f"(?<=[{CJK}])[ \t\r\n]+(?=[{CJK}])")
 
 
@@ -232,7 +260,7 @@ def close_cjk_gaps(page_html: str) -> str:
     scripts and tags themselves are left alone."""
     pieces, out, last = [], [], 0
     for m in PROTECTED.finditer(page_html):
-        pieces.append(("text", page_html[last:m.start()]))
+        pieces.append(("text", page_html[last : m.start()]))
         inline = m.group(0).startswith("<") and not m.group(1) and "mermaid-diagram" not in m.group(0)
         pieces.append(("tag" if inline else "block", m.group(0)))
         last = m.end()
@@ -255,22 +283,22 @@ RUN_TEXT = {
     "en": {
         "title": "Run it yourself",
         "intro": "Every code block on this page is a file under `snippets/` in the repository: the line above "
-                 "each block names the file and section, and downloads this site's copy of it. To run all "
-                 "of this page's blocks the way the site's tests do (build the site, then run each block "
-                 "as shown, from a scratch folder, with only the files the page links):",
+        "each block names the file and section, and downloads this site's copy of it. To run all "
+        "of this page's blocks the way the site's tests do (build the site, then run each block "
+        "as shown, from a scratch folder, with only the files the page links):",
         "after": "Without an NVIDIA GPU the test runs Triton kernels through the interpreter "
-                 "(`TRITON_INTERPRET=1`) and skips the blocks marked \"needs an NVIDIA GPU\". For a CPU-only "
-                 "machine, add `--extra-index-url https://download.pytorch.org/whl/cpu` to the `pip` line.",
+        '(`TRITON_INTERPRET=1`) and skips the blocks marked "needs an NVIDIA GPU". For a CPU-only '
+        "machine, add `--extra-index-url https://download.pytorch.org/whl/cpu` to the `pip` line.",
         "norepo": "# this build has no repository URL (set SITE_REPO_URL): clone the site's repository",
     },
     "zh": {
         "title": "自己动手运行",
         "intro": "本页的每个代码块都是仓库里 `snippets/` 下的一个文件：代码块上方那一行写着文件名和片段名，"
-                 "点击即可从本站下载这个文件。想像站点测试那样把本页的代码块全部跑一遍（先构建站点，再在一个临时目录里、"
-                 "只用页面链接的文件，按页面所示逐块运行）：",
+        "点击即可从本站下载这个文件。想像站点测试那样把本页的代码块全部跑一遍（先构建站点，再在一个临时目录里、"
+        "只用页面链接的文件，按页面所示逐块运行）：",
         "after": "没有 NVIDIA GPU 时，测试会让 Triton 内核在解释器中运行（`TRITON_INTERPRET=1`），"
-                 "并跳过标有“需要 NVIDIA GPU”的代码块。只有 CPU 的机器，请在 `pip` 那一行加上 "
-                 "`--extra-index-url https://download.pytorch.org/whl/cpu`。",
+        "并跳过标有“需要 NVIDIA GPU”的代码块。只有 CPU 的机器，请在 `pip` 那一行加上 "
+        "`--extra-index-url https://download.pytorch.org/whl/cpu`。",
         "norepo": "# 本次构建没有仓库地址（请设置 SITE_REPO_URL）：请克隆本站的仓库",
     },
 }
@@ -281,12 +309,15 @@ def run_commands(slug: str, repo: str | None) -> str:
     vendor_js.py fetches the pinned KaTeX and Mermaid the site build needs (npm)."""
     name = repo.rstrip("/").rsplit("/", 1)[-1] if repo else "REPOSITORY"
     clone = f"git clone {repo}.git && cd {name}" if repo else None
-    return "\n".join(([clone] if clone else []) + [
-        "python3 -m venv .venv && . .venv/bin/activate",
-        "pip install -r requirements-test.txt",
-        "python scripts/vendor_js.py",
-        f"python -m pytest -q tests/test_reader.py -k {slug}",
-    ])
+    return "\n".join(
+        ([clone] if clone else [])
+        + [
+            "python3 -m venv .venv && . .venv/bin/activate",
+            "pip install -r requirements-test.txt",
+            "python scripts/vendor_js.py",
+            f"python -m pytest -q tests/test_reader.py -k {slug}",
+        ]
+    )
 
 
 def run_box(slug: str, lang: str, repo: str | None) -> str:
@@ -295,5 +326,7 @@ def run_box(slug: str, lang: str, repo: str | None) -> str:
     if not repo:
         cmds = t["norepo"] + "\n" + cmds
     body = "\n".join("    " + l for l in cmds.split("\n"))
-    return (f'\n??? tip "{t["title"]}"\n\n    {t["intro"]}\n\n'
-            f'    ``` {{ .bash data-run="reproduce" }}\n{body}\n    ```\n\n    {t["after"]}\n')
+    return (
+        f'\n??? tip "{t["title"]}"\n\n    {t["intro"]}\n\n'
+        f'    ``` {{ .bash data-run="reproduce" }}\n{body}\n    ```\n\n    {t["after"]}\n'
+    )
