@@ -17,9 +17,30 @@ from triton.runtime.jit import JITFunction
 SM90 = GPUTarget("cuda", 90, 32)
 
 
-def _ptx(fn, signature, constants):
+def _ptx_here(fn, signature, constants):
     jit = fn if isinstance(fn, JITFunction) else JITFunction(fn.fn)
     return triton.compile(ASTSource(jit, signature, constants), target=SM90).asm["ptx"]
+
+
+def _ptx(fn, signature, constants):
+    """Compile in a fresh process: once any kernel has run through the interpreter in this process
+    (another test, under xdist), Triton has patched triton.language for it and a real compile fails."""
+    import os
+    import subprocess
+    import sys
+
+    name = getattr(fn, "__name__", None) or fn.fn.__name__
+    code = (
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('kp_facts', {__file__!r})\n"
+        "m = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(m)\n"
+        f"print(m._ptx_here(m.{name}, {signature!r}, {constants!r}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout
 
 
 @triton.jit
