@@ -137,3 +137,39 @@ def copy_tbps(nbytes: int = 1 << 30) -> tuple[float, float]:
     assert torch.equal(dst, src)
     ms = min(bench(lambda: dst.copy_(src)) for _ in range(2))
     return 2 * nbytes / ms / 1e9, ms
+
+
+def sm90_compile(kernel, signature: dict, constants: dict, attrs: dict, num_warps: int, num_stages: int) -> dict:
+    """Compile a @triton.jit kernel for sm_90 on any machine (no GPU needed) and read what the cubin
+    uses: {"regs", "spill_bytes" (stack), "smem_bytes", "num_warps", "sass"}. cuobjdump comes with the
+    Triton wheel. The caller sets TRITON_INTERPRET=0 before importing its kernels."""
+    import os
+    import subprocess
+    import tempfile
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    k = triton.compile(
+        ASTSource(kernel, signature, constants, attrs),
+        target=GPUTarget("cuda", 90, 32),
+        options={"num_warps": num_warps, "num_stages": num_stages},
+    )
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(k.asm["cubin"])
+    try:
+        usage = subprocess.run(
+            [str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True, check=True
+        ).stdout
+        sass = subprocess.run([str(tool), "-sass", f.name], capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(f.name)
+    return {
+        "regs": int(re.search(r"REG:(\d+)", usage).group(1)),
+        "spill_bytes": int(re.search(r"STACK:(\d+)", usage).group(1)),
+        "smem_bytes": k.metadata.shared,
+        "num_warps": k.metadata.num_warps,
+        "sass": sass,
+    }

@@ -13,10 +13,6 @@ from __future__ import annotations
 META = {"needs": "cpu", "tier": "weekly", "budget_s": 90}
 
 import os
-import re
-import subprocess
-import tempfile
-from pathlib import Path
 
 from sitekit import data, measure
 
@@ -28,11 +24,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     os.environ["TRITON_INTERPRET"] = "0"          # compile, do not interpret
     import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+
     fa = measure.snippet("triton_deep_dive/attention")
     lbm = measure.snippet("triton_deep_dive/lbm")
-    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
     rows = []
 
     def build(row, kernel, types, const, num_warps, num_stages):
@@ -41,20 +35,10 @@ def main(argv=None) -> int:
         # strides and sizes are multiples of 16 elements in every measured case (the launcher specializes the same)
         attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in names
                  if sig[n] == "i32" and n not in ("HQ", "HKV", "GROUP", "NX", "NY", "NZ")}
-        k = triton.compile(ASTSource(kernel, sig, const, attrs), target=GPUTarget("cuda", 90, 32),
-                           options={"num_warps": num_warps, "num_stages": num_stages})
-        with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-            f.write(k.asm["cubin"])
-        try:
-            usage = subprocess.run([str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True,
-                                   check=True).stdout
-            sass = subprocess.run([str(tool), "-sass", f.name], capture_output=True, text=True, check=True).stdout
-        finally:
-            os.unlink(f.name)
-        row.update(num_warps=num_warps, num_stages=num_stages,
-                   regs=int(re.search(r"REG:(\d+)", usage).group(1)),
-                   spill_bytes=int(re.search(r"STACK:(\d+)", usage).group(1)),
-                   smem_kb=k.metadata.shared / 1024,
+        u = measure.sm90_compile(kernel, sig, const, attrs, num_warps, num_stages)
+        sass = u["sass"]
+        row.update(num_warps=num_warps, num_stages=num_stages, regs=u["regs"], spill_bytes=u["spill_bytes"],
+                   smem_kb=u["smem_bytes"] / 1024,
                    hgmma="yes" if "HGMMA" in sass else "no", tma="yes" if "UTMALDG" in sass else "no")
         rows.append(row)
         print(row, flush=True)

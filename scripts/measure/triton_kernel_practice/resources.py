@@ -20,9 +20,8 @@ META = {"needs": "cpu", "tier": "nightly", "budget_s": 60}
 
 import os
 import re
-import subprocess
-import tempfile
-from pathlib import Path
+
+from sitekit import measure
 
 from measure.triton_kernel_practice._common import GEMM_PTR, parse, snippet, write
 
@@ -51,30 +50,17 @@ ATTN = [  # HEAD_DIM, BLOCK_M, BLOCK_N, num_warps, num_stages, WARP_SPEC
 def main(argv=None) -> int:
     args = parse(__doc__, NAME, argv)
     os.environ["TRITON_INTERPRET"] = "0"          # compile, do not interpret
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
     g, sm, fa, lin = snippet("gemm"), snippet("softmax"), snippet("flash_attention"), snippet("linear")
-    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
     rows = []
 
     def build(row, kernel, sig, const, divisible, num_warps, num_stages):
         attrs = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
         sig = {**sig, **{k: "constexpr" for k in const}}
-        k = triton.compile(ASTSource(kernel, sig, const, attrs), target=GPUTarget("cuda", 90, 32),
-                           options={"num_warps": num_warps, "num_stages": num_stages})
-        with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-            f.write(k.asm["cubin"])
-        try:
-            usage = subprocess.run([str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True,
-                                   check=True).stdout
-            sass = subprocess.run([str(tool), "-sass", f.name], capture_output=True, text=True, check=True).stdout
-        finally:
-            os.unlink(f.name)
-        row.update(regs=int(re.search(r"REG:(\d+)", usage).group(1)),
-                   spill_bytes=int(re.search(r"STACK:(\d+)", usage).group(1)),
-                   smem_kb=k.metadata.shared / 1024, warps=k.metadata.num_warps,
-                   fits="yes" if k.metadata.shared <= SMEM_LIMIT else "no",
+        u = measure.sm90_compile(kernel, sig, const, attrs, num_warps, num_stages)
+        sass = u["sass"]
+        row.update(regs=u["regs"], spill_bytes=u["spill_bytes"],
+                   smem_kb=u["smem_bytes"] / 1024, warps=u["num_warps"],
+                   fits="yes" if u["smem_bytes"] <= SMEM_LIMIT else "no",
                    hgmma="yes" if "HGMMA" in sass else "no", qgmma="yes" if "QGMMA" in sass else "no",
                    hmma="yes" if re.search(r"\bHMMA", sass) else "no", tma="yes" if "UTMALDG" in sass else "no")
         rows.append(row)
