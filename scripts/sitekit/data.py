@@ -163,7 +163,7 @@ def load(name: str) -> dict:
     p = path_of(name)
     if not p.is_file():
         raise DataError(
-            f"{p.relative_to(ROOT)}: dataset file not found (produce it with the script named in scripts/registry.py)"
+            f"{p.relative_to(ROOT)}: dataset file not found (its producer is scripts/measure/<article>/<dataset>.py)"
         )
     mtime = p.stat().st_mtime
     hit = _cache.get(name)
