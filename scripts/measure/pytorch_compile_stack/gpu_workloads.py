@@ -26,6 +26,13 @@ before anything is written.
     python scripts/measure/pytorch_compile_stack/gpu_workloads.py [--out PATH] [--rounds 3] [--quick]
     python scripts/measure/pytorch_compile_stack/gpu_workloads.py --device cpu --quick --only pointwise
         (the same orchestration on the CPU at tiny sizes: what the tests run; writes nothing)
+
+A run that must fit a shorter slot than the whole case set (a lent GPU with a per-command limit)
+can be split: with COMPILE_STACK_RESUME_DIR=DIR every finished case is kept in DIR, keyed by the
+hash of the code, the arguments, torch and the GPU, and a later run with the same DIR measures only
+the cases still missing; with COMPILE_STACK_DEADLINE_S=S a run starts no case it cannot finish
+before S seconds (estimated from the slowest case so far) and exits with status 3, writing no
+dataset. The dataset records each case's own wall time and how many runs the set took.
 """
 from __future__ import annotations
 
@@ -34,8 +41,12 @@ from __future__ import annotations
 # run then stopped at reduce-overhead's empty kernel list (the parser fix came after). 10 cases x ~55 s.
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 600}
 
+import hashlib
+import json
+import os
 import sys
 import time
+from pathlib import Path
 
 from sitekit import data  # noqa: E402
 
@@ -44,6 +55,8 @@ from measure.pytorch_compile_stack import _common as C  # noqa: E402
 NAME = "pytorch_compile_stack/gpu_workloads"
 WORKLOADS = ("pointwise", "mlp", "gpt2_fwd", "conv", "gpt2_train")
 MODES = ("default", "reduce-overhead")
+# each case's wall time (its two processes), kept so the registry budget comes from a measurement
+METRICS = {**C.METRICS, "case_wall_s": {"unit": "s", "noise": 0.5, "better": "lower", "fmt": ".0f", "check": False}}
 
 
 def measure(name: str, modes: tuple, doc: str, argv=None) -> int:
@@ -92,13 +105,32 @@ def measure(name: str, modes: tuple, doc: str, argv=None) -> int:
         rows.append({"kind": "ceiling", "workload": "copy", "mode": "torch", "tbps": 2 * n / ms / 1e9, "ms": ms})
         del src, dst
     bytes_min = {w.name: w.bytes_min for w in C.workloads(dev, size) if w.bytes_min}
+    parts = Parts(args, name)
+    deadline = float(os.environ.get("COMPILE_STACK_DEADLINE_S") or 0)
+    case_walls: list[float] = []
 
     for wl in wls:
         for mode in modes:
             t0 = time.perf_counter()
+            kept = parts.get(wl, mode)
+            if kept is None and deadline and case_walls and \
+                    time.perf_counter() - t_start + max(case_walls) > deadline:
+                done, total = parts.count(wls, modes), len(wls) * len(modes)
+                print(f"{name}: stopping before {wl}/{mode}: {time.perf_counter() - t_start:.0f} s spent, the slowest "
+                      f"case took {max(case_walls):.0f} s, COMPILE_STACK_DEADLINE_S={deadline:.0f}; {done} of {total} "
+                      f"cases kept in {parts.dir}: run again with the same COMPILE_STACK_RESUME_DIR", file=sys.stderr)
+                return 3
             try:
-                res = C.run_case(wl, mode, size=size, device=args.device, rounds=args.rounds)
+                if kept is not None:
+                    res = kept
+                    print(f"{wl:<11} {mode:<15} kept from an earlier run ({res['case_wall_s']:.0f} s)", flush=True)
+                else:
+                    res = C.run_case(wl, mode, size=size, device=args.device, rounds=args.rounds)
+                    res["case_wall_s"] = time.perf_counter() - t0
+                    case_walls.append(res["case_wall_s"])
                 row, k = C.case_rows(res, shapes[wl])
+                if kept is None:
+                    parts.put(wl, mode, res)
             except C.NoKernels:
                 raise
             except Exception as e:   # recorded with its error; the case stays in the set
@@ -106,6 +138,7 @@ def measure(name: str, modes: tuple, doc: str, argv=None) -> int:
                 print(f"{wl:<11} {mode:<15} FAILED {msg}", file=sys.stderr, flush=True)
                 rows.append({"kind": "timing", "workload": wl, "mode": mode, "shape": shapes[wl], "error": msg})
                 continue
+            row["case_wall_s"] = res["case_wall_s"]
             if wl in bytes_min and row.get("ms"):
                 row["tbps"] = bytes_min[wl] / row["ms"] / 1e9
             if mode == modes[0] and row.get("eager_ms") is not None:   # eager's own row, from this case's rounds
@@ -128,15 +161,58 @@ def measure(name: str, modes: tuple, doc: str, argv=None) -> int:
 
     rows = [C.clean(r) for r in rows + krows]
     C.require_kernels(rows)
-    import os
-    ds = data.new(name, C.METRICS, rows, argv=[sys.argv[0], *(argv if argv is not None else sys.argv[1:])],
+    ds = data.new(name, METRICS, rows, argv=[sys.argv[0], *(argv if argv is not None else sys.argv[1:])],
                   cpu_count=os.cpu_count(), rounds=args.rounds, wall_s=round(time.perf_counter() - t_start, 1),
+                  cases_wall_s=round(sum(r.get("case_wall_s") or 0 for r in rows), 1), runs=parts.runs(),
                   method="each (workload, mode) compiled cold, then warm, each in a fresh process with its own "
                          "new TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR (scripts/measure/pytorch_compile_stack/_case.py)")
     bad = [f"{r['workload']}/{r['mode']}" for r in rows if r.get("correct") is False]
     if bad:
         print(f"compiled results that disagree with eager (kept as not met, not timed): {bad}", file=sys.stderr)
     return data.save(ds, args.out, quick=args.quick)
+
+
+class Parts:
+    """Finished cases kept between runs (COMPILE_STACK_RESUME_DIR), valid only for the same code, arguments,
+    torch build and GPU: anything else starts the case set again."""
+
+    def __init__(self, args, name: str):
+        self.dir = os.environ.get("COMPILE_STACK_RESUME_DIR") or None
+        if not self.dir:
+            return
+        import torch
+
+        from sitekit.measure import source_hash, sources
+        here = Path(__file__).resolve().parent
+        code = {**sources(), "_case.py": source_hash((here / "_case.py").read_bytes())}
+        gpu = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+        key = json.dumps([name, code, args.rounds, args.quick, args.device, torch.__version__, gpu], sort_keys=True)
+        self.key = hashlib.sha256(key.encode()).hexdigest()[:16]
+        Path(self.dir).mkdir(parents=True, exist_ok=True)
+        self.run_id = time.strftime("%Y-%m-%dT%H:%M:%S")
+
+    def _path(self, wl: str, mode: str) -> Path:
+        return Path(self.dir) / f"{self.key}__{wl}__{mode}.json"
+
+    def get(self, wl: str, mode: str) -> dict | None:
+        if not self.dir or not self._path(wl, mode).exists():
+            return None
+        return json.loads(self._path(wl, mode).read_text(encoding="utf-8"))
+
+    def put(self, wl: str, mode: str, res: dict) -> None:
+        if self.dir:
+            tmp = self._path(wl, mode).with_suffix(".tmp")
+            tmp.write_text(json.dumps({**res, "run": self.run_id}), encoding="utf-8")
+            tmp.replace(self._path(wl, mode))
+
+    def count(self, wls, modes) -> int:
+        return sum(self.get(w, m) is not None for w in wls for m in modes)
+
+    def runs(self) -> int:
+        if not self.dir:
+            return 1
+        return len({json.loads(p.read_text(encoding="utf-8")).get("run") for p in Path(self.dir).glob(f"{self.key}__*.json")}
+                   | {self.run_id})
 
 
 def main(argv=None) -> int:
