@@ -181,7 +181,6 @@ class Parts:
         if not self.dir:
             return
         import torch
-
         from sitekit.measure import source_hash, sources
         here = Path(__file__).resolve().parent
         code = {**sources(), "_case.py": source_hash((here / "_case.py").read_bytes())}
