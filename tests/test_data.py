@@ -319,6 +319,19 @@ def test_check_and_verdict_markers_follow_the_data(monkeypatch):
     assert render.verdict("art/ds", "x", {"case": "fast"}, lang="zh") == "更快"
 
 
+def test_span_marker_renders_the_range_of_the_matching_rows(monkeypatch):
+    ds = data.new(
+        "art/ds",
+        {"x": {"unit": "s", "noise": 0.05, "fmt": ".1f"}},
+        [{"case": "a", "kind": "t", "x": 2.04}, {"case": "b", "kind": "t", "x": 7.41}, {"case": "c", "kind": "u", "x": 99.0}],
+    )
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    assert render.render_marker('span("art/ds", "x", kind="t")', "en") == "2.0–7.4"
+    assert render.render_page('{{ span("art/ds", "x", kind="t") }} s', "en", "p.md").strip() == "2.0–7.4 s"
+    with pytest.raises(data.DataError, match="at least two rows"):
+        render.span("art/ds", "x", kind="u", lang="en")
+
+
 def test_gpu_ci_unknown_dataset_is_one_clear_line():
     p = subprocess.run(
         [sys.executable, "scripts/gpu_ci.py", "--only", "nope/nothing", "--plan"],

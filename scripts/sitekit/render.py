@@ -26,7 +26,7 @@ from . import DATA
 from .data import DataError, figure_noise, load, previous_row
 
 MARKER = re.compile(
-    r"\{\{\s*(?P<call>(?:table|plot|value|provenance|article_cards|glossary|check|verdict)\(.*?\))\s*\}\}"
+    r"\{\{\s*(?P<call>(?:table|plot|value|span|provenance|article_cards|glossary|check|verdict)\(.*?\))\s*\}\}"
 )
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
@@ -72,6 +72,10 @@ TEXT = {
     "unstable": {"en": "unstable", "zh": "不稳定"},
     "this_run": {"en": "this run", "zh": "本次"},
     "last_run": {"en": "previous run", "zh": "上次"},
+    "runs_n": {
+        "en": "cases measured over {n} runs of the producer (finished cases kept between runs, same code and GPU)",
+        "zh": "各用例分 {n} 次运行测得（同一代码、同一 GPU，已完成的用例在两次运行之间保留）",
+    },
     "stale": {"en": "stale: the code changed after this was measured", "zh": "数据已过期：测量之后代码已改动"},
     "faster": {"en": "faster", "zh": "更快"},
     "slower": {"en": "slower", "zh": "更慢"},
@@ -191,6 +195,8 @@ def provenance_line(ds: dict, lang: str) -> str:
     parts.append(f"{_t('commit', lang)} <code>{html.escape(p['commit'])}</code>")
     parts.append(f"<code>{html.escape(producer_command(ds))}</code>")
     parts.append(f"{_t('data', lang)}<code>data/{ds['name']}.json</code>")
+    if (ds.get("runs") or 1) > 1:
+        parts.append(_t("runs_n", lang).format(n=int(ds["runs"])))
     why = stale().get(ds["name"])
     if why:
         reason = why.get(lang) or why.get("en") if isinstance(why, dict) else str(why)
@@ -212,6 +218,7 @@ def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, s
         + " | ".join(
             "---:"
             if c in ds["metrics"]
+            or c.endswith("_spread")
             or all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
             else "---"
             for c in cols
@@ -241,6 +248,15 @@ def value(name: str, metric: str, *, lang: str, **where) -> str:
     if metric not in rows[0]:
         raise DataError(f"data/{name}.json: row {where} has no '{metric}'")
     return fmt_value(ds, metric, rows[0][metric], lang)
+
+
+def span(name: str, metric: str, *, lang: str, **where) -> str:
+    """"lo–hi" of a metric over the rows that match: a range in prose, rendered from the data."""
+    ds = load(name)
+    vals = [r[metric] for r in select(ds, where) if isinstance(r.get(metric), (int, float))]
+    if len(vals) < 2:
+        raise DataError(f"data/{name}.json: span() needs at least two rows with '{metric}', {len(vals)} match {where}")
+    return f"{fmt_value(ds, metric, min(vals), lang)}–{fmt_value(ds, metric, max(vals), lang)}"
 
 
 def provenance(name: str, *, lang: str) -> str:
@@ -500,6 +516,7 @@ FUNCS = {
     "table": table,
     "plot": plot,
     "value": value,
+    "span": span,
     "provenance": provenance,
     "article_cards": article_cards,
 }
