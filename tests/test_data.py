@@ -323,7 +323,11 @@ def test_span_marker_renders_the_range_of_the_matching_rows(monkeypatch):
     ds = data.new(
         "art/ds",
         {"x": {"unit": "s", "noise": 0.05, "fmt": ".1f"}},
-        [{"case": "a", "kind": "t", "x": 2.04}, {"case": "b", "kind": "t", "x": 7.41}, {"case": "c", "kind": "u", "x": 99.0}],
+        [
+            {"case": "a", "kind": "t", "x": 2.04},
+            {"case": "b", "kind": "t", "x": 7.41},
+            {"case": "c", "kind": "u", "x": 99.0},
+        ],
     )
     monkeypatch.setattr(render, "load", lambda name: ds)
     assert render.render_marker('span("art/ds", "x", kind="t")', "en") == "2.0–7.4"

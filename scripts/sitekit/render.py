@@ -251,7 +251,7 @@ def value(name: str, metric: str, *, lang: str, **where) -> str:
 
 
 def span(name: str, metric: str, *, lang: str, **where) -> str:
-    """"lo–hi" of a metric over the rows that match: a range in prose, rendered from the data."""
+    """The range "lo–hi" of a metric over the rows that match: a range in prose, rendered from the data."""
     ds = load(name)
     vals = [r[metric] for r in select(ds, where) if isinstance(r.get(metric), (int, float))]
     if len(vals) < 2:
