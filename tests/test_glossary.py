@@ -107,3 +107,19 @@ def test_no_english_sentence_on_a_zh_page(page):
         for m in ENGLISH_RUN.finditer(QUOTED.sub("", line)):
             hits.append(f"{page.name}:{n}: {m.group(0)!r}")
     assert not hits, "English left on a Chinese page:\n" + "\n".join(hits)
+
+
+def test_zh_badges_give_the_reason_in_chinese():
+    """A display-only block's reason is written in English in the mark both pages share; the Chinese
+    page's badge shows it from sitekit.reader.SHOWN_ZH, which must know every reason in use."""
+    from sitekit import reader
+    from sitekit.pages import blocks
+
+    used = {b.marks["display"][0] for page in ZH_PAGES for b in blocks(page) if b.marks.get("display")}
+    missing = sorted(used - set(reader.SHOWN_ZH))
+    assert not missing, "reasons with no Chinese rendering in sitekit/reader.py SHOWN_ZH:\n" + "\n".join(missing)
+    unused = sorted(set(reader.SHOWN_ZH) - used)
+    assert not unused, "SHOWN_ZH renders reasons no page uses any more:\n" + "\n".join(unused)
+    english = [zh for zh in reader.SHOWN_ZH.values() if not HAN.search(zh) or ENGLISH_RUN.search(zh)]
+    assert not english, f"SHOWN_ZH renderings that are not Chinese: {english}"
+    assert reader.shown_reason(sorted(used)[0], "zh") == reader.SHOWN_ZH[sorted(used)[0]]

@@ -30,7 +30,7 @@ TEXT = {
     "standalone": {"en": "runs on its own", "zh": "可单独运行"},
     "output": {"en": "output of the block above", "zh": "上一个代码块的输出"},
     "generated": {"en": "generated code, shown for reading", "zh": "生成的代码，仅供阅读"},
-    "shown": {"en": "shown, not run as is: {why}", "zh": "仅作展示，不按原样单独运行"},
+    "shown": {"en": "shown, not run as is: {why}", "zh": "仅作展示，不按原样单独运行：{why}"},
     "checked": {"en": "run by the site's tests in {test}", "zh": "由站点测试 {test} 运行检查"},
     "reproduce": {
         "en": "needs network access: clones the repository and installs packages",
@@ -55,6 +55,83 @@ TEXT = {
         "intel-gpu": {"en": "needs an Intel GPU", "zh": "需要 Intel GPU"},
     },
 }
+
+
+# The reason of a display-only block (<!--pytest.mark.display("why")-->) is written once, in English,
+# and the Chinese page carries the same mark (tests/test_parity.py): its badge shows the reason from
+# here. tests/test_glossary.py fails when a Chinese page has a reason this table lacks; until then
+# the badge falls back to the English reason.
+SHOWN_ZH = {
+    "C source, compiled and run by the block below": "C 源码，由下一个代码块编译并运行",
+    "C source, compiled and run by the blocks below": "C 源码，由下面的代码块编译并运行",
+    "CUDA C++, compiled and run by the block below": "CUDA C++ 源码，由下一个代码块编译并运行",
+    "CUDA C++, compiled by the block below": "CUDA C++ 源码，由下一个代码块编译",
+    "CUDA C++, compiled by the blocks below": "CUDA C++ 源码，由下面的代码块编译",
+    "MLIR input file, compiled and timed by the blocks below": "MLIR 输入文件，由下面的代码块编译并计时",
+    "MLIR input file, processed by the block below": "MLIR 输入文件，由下一个代码块处理",
+    "MLIR input file, processed by the blocks below": "MLIR 输入文件，由下面的代码块处理",
+    "MLIR transform script, applied by the blocks below": "MLIR 变换脚本，由下面的代码块应用",
+    "Python, run under mpiexec by the block below": "Python 程序，由下一个代码块用 mpiexec 运行",
+    "a multi-GB download from intel.com: syntax-checked by tests/test_oneapi_installation.py, not run": (
+        "要从 intel.com 下载数 GB；由 tests/test_oneapi_installation.py 做语法检查，不运行"
+    ),
+    "captured on the H200 by scripts/measure/pytorch_compile_stack/_artifacts.py --device cuda; "
+    "re-captured by scripts/gpu_ci.py": (
+        "由 scripts/measure/pytorch_compile_stack/_artifacts.py --device cuda 在 H200 上捕获，"
+        "scripts/gpu_ci.py 负责重新捕获"
+    ),
+    "captured with torch 2.11 on the H200 machine's CPU by scripts/measure/pytorch_compile_stack/_artifacts.py "
+    "(dataset cpu_artifacts_torch211)": (
+        "由 scripts/measure/pytorch_compile_stack/_artifacts.py 在 H200 机器的 CPU 上用 torch 2.11 捕获"
+        "（数据集 cpu_artifacts_torch211）"
+    ),
+    "excerpt of the kernel listed and run in the autotuning section": "节选自自动调优一节完整列出并运行的内核",
+    "installs packages into a new virtual environment; scripts/test.sh runs the same install": (
+        "把软件包装进一个新的虚拟环境；scripts/test.sh 执行的是同样的安装"
+    ),
+    "installs packages; run it on your own machine": "会安装软件包，请在自己的机器上运行",
+    "needs Nsight Compute (ncu) and a GPU; the site's CI has neither": "需要 Nsight Compute（ncu）和 GPU，本站的 CI 两者都没有",
+    "needs a RHEL-family machine with root, or Spack; several GB: syntax-checked, not run": (
+        "需要一台有 root 权限的 RHEL 系机器，或者 Spack，下载数 GB；只做语法检查，不运行"
+    ),
+    "needs a Slurm cluster with two or more nodes: syntax-checked, not run": (
+        "需要至少两个节点的 Slurm 集群；只做语法检查，不运行"
+    ),
+    "needs a toolkit under /opt/intel/oneapi and Environment Modules: syntax-checked, not run": (
+        "需要装在 /opt/intel/oneapi 下的工具包和 Environment Modules；只做语法检查，不运行"
+    ),
+    "needs a toolkit under /opt/intel/oneapi, which the CI machine does not have: syntax-checked, not run": (
+        "需要装在 /opt/intel/oneapi 下的工具包，CI 机器上没有；只做语法检查，不运行"
+    ),
+    "needs an Intel GPU, its Level Zero driver and PyTorch for XPU; the CI machine has none": (
+        "需要 Intel GPU、它的 Level Zero 驱动和 XPU 版 PyTorch，CI 机器上都没有"
+    ),
+    "needs root and apt.repos.intel.com: syntax-checked by tests/test_oneapi_installation.py, not run": (
+        "需要 root 权限和 apt.repos.intel.com；由 tests/test_oneapi_installation.py 做语法检查，不运行"
+    ),
+    "needs root and apt.repos.intel.com; several GB: syntax-checked by tests/test_oneapi_installation.py, not run": (
+        "需要 root 权限和 apt.repos.intel.com，下载数 GB；由 tests/test_oneapi_installation.py 做语法检查，不运行"
+    ),
+    "needs two or more machines with ssh or a batch system between them: syntax-checked, not run": (
+        "需要两台以上、彼此能通过 ssh 或作业调度系统协同的机器；只做语法检查，不运行"
+    ),
+    "re-measures the datasets on a CUDA GPU: scripts/gpu_ci.py runs these producers and gates their data": (
+        "在 CUDA GPU 上重新测量各数据集，由 scripts/gpu_ci.py 运行这些生成脚本，并为它们产出的数据把关"
+    ),
+    "run by env.sh in every block below; it prints the folders to put on PATH": (
+        "下面每个代码块都通过 env.sh 运行它，它会打印出要加入 PATH 的目录"
+    ),
+    "run by the command below, on a GPU": "由下面的命令在 GPU 上运行",
+    "the file the install command reads; scripts/test.sh installs it": "安装命令读取的文件，scripts/test.sh 会安装它",
+    "the measurement commands: minutes each; CI regenerates only the CPU artifacts": (
+        "测量命令，每条要跑几分钟；CI 只重新生成 CPU 上的产物"
+    ),
+}
+
+
+def shown_reason(why: str, lang: str) -> str:
+    """The reason of a display-only block in the page's language (English where no rendering exists)."""
+    return SHOWN_ZH.get(why, why) if lang == "zh" else why
 
 
 def _marks(raw: list[str]) -> dict:
@@ -194,7 +271,8 @@ def decorate(page_html: str, lang: str, page_url: str, repo: str | None, branch:
             )
             badges.append(("checked", TEXT["checked"][lang].format(test=link)))
         elif "data-shown" in attrs and run not in ("output", "generated"):
-            badges.append(("shown", TEXT["shown"][lang].format(why=html.escape(attrs["data-shown"]))))
+            why = shown_reason(html.unescape(attrs["data-shown"]), lang)
+            badges.append(("shown", TEXT["shown"][lang].format(why=html.escape(why))))
         opening = m.group(0)
         if run == "generated":  # highlighted as Python, but not in a runnable language class
             opening = opening.replace(f'class="language-{m.group("lang")} ', 'class="language-generated-python ', 1)
