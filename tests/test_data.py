@@ -130,6 +130,8 @@ def test_registry_refuses_bad_meta(tmp_path, monkeypatch):
         ("META = {'tier': 'hourly'}\n", "tier must be one of"),
         ("META = {'budget_s': -1}\n", "budget_s"),
         ("META = dict(a=1)\n", "plain dict literal"),
+        ("META = {'quick_varies': 'n'}\n", "quick_varies must be a list"),
+        ("META = {'size': 1}\n", "takes only the keys"),
     ]:
         bad.write_text(text)
         monkeypatch.setattr(registry, "ROOT", tmp_path)
@@ -226,16 +228,26 @@ def test_unknown_dataset_is_a_clear_error():
     assert p.returncode != 0 and "unknown dataset 'nope'" in p.stderr and "foundation/ceilings" in p.stderr
 
 
-def test_save_validates_a_quick_run_without_writing_it(tmp_path, capsys):
+def test_save_writes_a_quick_run_only_to_an_explicit_path_outside_data(tmp_path, capsys):
     from sitekit import data
 
-    ds = data.new("foundation/quick_check", {"x": {"unit": "s", "noise": 0.1}}, [{"case": "a", "x": 1.0}])
-    out = tmp_path / "d.json"
-    assert data.save(ds, out, quick=True) == 0 and not out.exists()
+    argv = ["scripts/measure/foundation/quick_check.py", "--quick"]
+    ds = data.new("foundation/quick_check", {"x": {"unit": "s", "noise": 0.1}}, [{"case": "a", "x": 1.0}], argv=argv)
+    assert data.save(ds, None, quick=True) == 0 and not data.path_of(ds["name"]).exists()
     assert "not written" in capsys.readouterr().out
-    assert data.save(ds, out) == 0 and out.exists()
+    out = tmp_path / "d.json"
+    assert data.save(ds, out, quick=True) == 0 and out.exists()  # tests/test_cases.py compares its cases
     with pytest.raises(data.DataError):
-        data.save({**ds, "rows": []}, out, quick=True)  # a quick run is still validated
+        data.save({**ds, "rows": []}, tmp_path / "e.json", quick=True)  # a quick run is still validated
+    assert not (tmp_path / "e.json").exists()
+    # never where the site reads committed data: neither through save() nor through write(), which
+    # producers that ignore --quick call directly
+    for target in (None, data.path_of(ds["name"]), data.DATA / "elsewhere.json"):
+        with pytest.raises(SystemExit, match="a --quick run is not written under data/"):
+            data.write(ds, target)
+    with pytest.raises(SystemExit, match="give --out a path outside data/"):
+        data.save(ds, data.path_of("foundation/ceilings"), quick=True)
+    assert not data.path_of(ds["name"]).exists() and not (data.DATA / "elsewhere.json").exists()
 
 
 def _gpu_ci():

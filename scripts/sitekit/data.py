@@ -254,29 +254,78 @@ def name_of(script: str | Path) -> str:
 
 def arg_parser(doc: str, name: str) -> argparse.ArgumentParser:
     """The command line every producer of data/<name>.json starts from: its docstring as --help,
-    --out PATH (default data/<name>.json) and --quick (a smoke run: small sizes, validated, never
-    written). Scripts add their own options to it."""
+    --out PATH (default data/<name>.json) and --quick (a smoke run: small sizes, validated, and
+    written only to an explicit --out outside data/). Scripts add their own options to it."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None, help=f"output path (default data/{name}.json)")
-    ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke test: validated, never written")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes, for a smoke test: validated; written only to an explicit --out outside data/",
+    )
     return ap
 
 
+QUICK_ARGS = ("--quick", "--smoke")  # the producers' smoke-run switches: such a run is never committed data
+
+
+def command_options(dataset: dict) -> list[str]:
+    """The options (`--name`, without any `=value`) of the command line in a dataset's provenance."""
+    try:
+        args = shlex.split((dataset.get("provenance") or {}).get("command") or "")
+    except ValueError:
+        return []
+    return [a.split("=", 1)[0] for a in args[2:] if a.startswith("--")]
+
+
+def options_given(dataset: dict, options, exact=()) -> list[str]:
+    """Which of `options` the dataset's command line gave, spelled out or abbreviated as argparse
+    allows (a prefix of four or more characters). Names in `exact` are options of their own, never
+    read as an abbreviation (e.g. --mode, not --modes)."""
+    found = []
+    for name in command_options(dataset):
+        for o in options:
+            if name == o or (name not in exact and len(name) >= 4 and o.startswith(name)):
+                found.append(o)
+    return found
+
+
+def is_quick(dataset: dict) -> bool:
+    """Whether the dataset comes from a smoke run (--quick or --smoke in its provenance command)."""
+    return bool(options_given(dataset, QUICK_ARGS))
+
+
+def _refuse_under_data(name: str, out: Path) -> None:
+    """A smoke run's dataset has small sizes (and may have fewer cases): it must never land where the
+    site reads committed data. Exits with one line."""
+    if out.resolve().is_relative_to(DATA.resolve()):
+        where = os.path.relpath(out.resolve(), ROOT)
+        sys.exit(f"{name}: a --quick run is not written under data/ ({where}); give --out a path outside data/")
+
+
 def save(dataset: dict, out: Path | str | None = None, *, quick: bool = False) -> int:
-    """The last step of a measurement script: write the dataset and say where, or, for a --quick
-    smoke run, only validate it. Returns 0, the script's exit status."""
+    """The last step of a measurement script: write the dataset and say where. A --quick smoke run is
+    validated and written only to an explicit `out` outside data/ (tests compare its cases with the
+    committed dataset's); without one it is not written. Returns 0, the script's exit status."""
     if quick:
         validate(dataset, "quick run")
-        print("quick run: valid, not written")
+        if out is None:
+            print("quick run: valid, not written (give --out PATH outside data/ to keep it)")
+            return 0
+        _refuse_under_data(dataset["name"], Path(out))
+        print("quick run: valid, wrote", write(dataset, out))
     else:
         print("wrote", write(dataset, out))
     return 0
 
 
 def write(dataset: dict, out: Path | str | None = None) -> Path:
-    """Validate, then write atomically: a failed run never leaves a half file."""
+    """Validate, then write atomically: a failed run never leaves a half file. A smoke run (--quick
+    in its provenance command, also from producers that ignore the switch) is refused under data/."""
     out = Path(out) if out else path_of(dataset["name"])
     validate(dataset, str(out))
+    if is_quick(dataset):
+        _refuse_under_data(dataset["name"], out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     try:

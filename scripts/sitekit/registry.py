@@ -12,6 +12,12 @@ tier:     "nightly": every GPU CI run; "weekly": too slow for the nightly budget
 budget_s: wall seconds seen on the machine it runs on (the H200 for gpu), for planning GPU CI.
 timed:    False for a GPU dataset that times nothing on the GPU (compile artifacts, a validation run):
           GPU CI runs it beside the code blocks instead of alone. Default True.
+quick_varies: the row parameters (non-metric keys) whose values the producer's --quick run shrinks,
+          e.g. ["n"]: tests/test_cases.py compares the case set of a quick run with the committed one
+          with these parameters left out. Default [] (a quick run has the committed cases exactly).
+
+The META line is left out of the producer's source hash (sitekit.measure.source_hash), so changing
+any of these keys does not make the dataset stale.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ class Dataset:
     budget_s: int = 120
     tier: str = "nightly"
     timed: bool = True
+    quick_varies: tuple[str, ...] = ()
 
 
 def _meta(path: Path) -> dict:
@@ -53,8 +60,13 @@ def _meta(path: Path) -> dict:
             break
     else:
         raise RegistryError(f"{rel}: no module-level META = {{'needs': ..., 'tier': ..., 'budget_s': ...}}")
-    if not isinstance(meta, dict) or set(meta) - {"needs", "tier", "budget_s", "timed"}:
-        raise RegistryError(f"{rel}: META takes only the keys needs, tier, budget_s, timed; found {meta!r}")
+    if not isinstance(meta, dict) or set(meta) - {"needs", "tier", "budget_s", "timed", "quick_varies"}:
+        raise RegistryError(
+            f"{rel}: META takes only the keys needs, tier, budget_s, timed, quick_varies; found {meta!r}"
+        )
+    qv = meta.get("quick_varies", [])
+    if not (isinstance(qv, (list, tuple)) and all(isinstance(k, str) and k for k in qv)):
+        raise RegistryError(f"{rel}: META quick_varies must be a list of parameter names, found {qv!r}")
     if not isinstance(meta.get("timed", True), bool):
         raise RegistryError(f"{rel}: META timed must be True or False, found {meta.get('timed')!r}")
     if meta.get("needs", "gpu") not in NEEDS:
@@ -75,6 +87,8 @@ def discover() -> list[Dataset]:
     out = []
     for p in producers():
         meta = _meta(p)
+        if "quick_varies" in meta:
+            meta["quick_varies"] = tuple(meta["quick_varies"])
         out.append(Dataset(name=f"{p.parent.name}/{p.stem}", script=str(p.relative_to(ROOT)), **meta))
     return out
 

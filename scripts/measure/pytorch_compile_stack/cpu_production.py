@@ -59,8 +59,9 @@ def main(argv=None) -> int:
     import torch
     import torch.nn as nn
     from models import GPT2Block, LayerNormMLP, randomize_norms
-    from pytorch_compile_stack_cpu import cpu_name
     from torch._dynamo.utils import counters
+
+    from measure.pytorch_compile_stack.cpu_workloads import cpu_name
 
     torch.manual_seed(0)
     reps = 5 if args.quick else 30
