@@ -348,6 +348,38 @@ def test_span_marker_renders_the_range_of_the_matching_rows(monkeypatch):
         render.span("art/ds", "x", kind="u", lang="en")
 
 
+def test_chosen_columns_are_not_part_of_the_case(monkeypatch):
+    """A column that records what the run picked (META chosen, per row kind) is left out of the case key:
+    a re-run that picks another block size measures the same case, and its history still matches."""
+    metrics = {"gbps": {"unit": "GB/s", "noise": 0.05}}
+    old = data.new(
+        "art/ds",
+        metrics,
+        [
+            {"kind": "target", "block_size": 512, "gbps": 100.0},
+            {"kind": "grid", "block_size": 512, "gbps": 90.0},
+            {"kind": "grid", "block_size": 1024, "gbps": 95.0},
+        ],
+    )
+    old["sources"] = {"scripts/measure/art/ds.py": "0" * 64}  # history counts only runs of the same code
+    new = {**old, "rows": [{"kind": "target", "block_size": 1024, "gbps": 101.0}, *old["rows"][1:]]}
+    monkeypatch.setattr(data, "chosen_of", lambda name: {"target": {"block_size"}})
+    assert data.compare(old, new) == []
+    assert data.previous_row({**new, "history": [data.summary(old)]}, new["rows"][0])["block_size"] == 512
+    monkeypatch.setattr(data, "chosen_of", lambda name: {})
+    assert any("new case" in p for p in data.compare(old, new))  # without META chosen it is another case
+    assert data.chosen_of("nope/nothing") == {}
+
+
+def test_vector_add_declares_its_chosen_configuration():
+    from sitekit import registry
+
+    assert dict(registry.by_name("triton_getting_started/vector_add").chosen) == {
+        "ragged": ("block_size", "num_warps"),
+        "target": ("block_size", "num_warps"),
+    }
+
+
 def test_gpu_ci_unknown_dataset_is_one_clear_line():
     p = subprocess.run(
         [sys.executable, "scripts/gpu_ci.py", "--only", "nope/nothing", "--plan"],

@@ -183,12 +183,25 @@ def load(name: str) -> dict:
 SPREAD = "_spread"  # row key `<metric>_spread`: that figure's relative round-to-round spread in this run
 
 
-def params_of(row: dict, metrics: dict) -> dict:
-    return {k: v for k, v in row.items() if k not in metrics and not k.endswith(SPREAD)}
+def params_of(row: dict, metrics: dict, chosen: dict | None = None) -> dict:
+    """The row's parameters: its non-metric keys, without spreads and without the columns that record
+    what the run chose for rows of its kind (`chosen`, from the producer's META; see chosen_of)."""
+    skip = set((chosen or {}).get(row.get("kind"), ()))
+    return {k: v for k, v in row.items() if k not in metrics and not k.endswith(SPREAD) and k not in skip}
 
 
-def case_key(row: dict, metrics: dict) -> str:
-    return json.dumps(params_of(row, metrics), sort_keys=True)
+def case_key(row: dict, metrics: dict, chosen: dict | None = None) -> str:
+    return json.dumps(params_of(row, metrics, chosen), sort_keys=True)
+
+
+def chosen_of(name: str) -> dict:
+    """{row kind: columns} a producer declares as the run's own choices (META chosen); {} if none."""
+    from .registry import RegistryError, by_name
+
+    try:
+        return {k: set(v) for k, v in by_name(name).chosen}
+    except (KeyError, LookupError, RegistryError, SystemExit):
+        return {}
 
 
 def sources_digest(ds: dict) -> str | None:
@@ -220,8 +233,9 @@ def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
     hist = [h for h in ds.get("history") or [] if digest is not None and h.get("sources") == digest]
     if back >= len(hist):
         return None
-    key = case_key(row, ds["metrics"])
-    return next((r for r in hist[back]["rows"] if case_key(r, ds["metrics"]) == key), None)
+    chosen = chosen_of(ds["name"])
+    key = case_key(row, ds["metrics"], chosen)
+    return next((r for r in hist[back]["rows"] if case_key(r, ds["metrics"], chosen) == key), None)
 
 
 def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None) -> tuple[float, str]:
@@ -364,9 +378,10 @@ def compare(old: dict, new_: dict) -> list[str]:
     metric) that flips is always reported."""
     problems = []
     metrics = old["metrics"]
-    index = {case_key(r, metrics): r for r in old["rows"]}
+    chosen = chosen_of(new_["name"])
+    index = {case_key(r, metrics, chosen): r for r in old["rows"]}
     for row in new_["rows"]:
-        key = case_key(row, new_["metrics"])
+        key = case_key(row, new_["metrics"], chosen)
         ref = index.get(key)
         if ref is None:
             problems.append(f"{new_['name']}: new case {key} not in committed data")
@@ -386,7 +401,7 @@ def compare(old: dict, new_: dict) -> list[str]:
                     f"{new_['name']}: {key} {m}: {a:g} -> {b:g} {meta['unit']} "
                     f"({rel:+.1%} > {source} noise {noise:.1%})"
                 )
-    seen = {case_key(r, new_["metrics"]) for r in new_["rows"]}
+    seen = {case_key(r, new_["metrics"], chosen) for r in new_["rows"]}
     for key in index:
         if key not in seen:
             problems.append(f"{old['name']}: case {key} missing from the new measurement")

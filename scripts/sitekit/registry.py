@@ -15,6 +15,9 @@ timed:    False for a GPU dataset that times nothing on the GPU (compile artifac
 quick_varies: the row parameters (non-metric keys) whose values the producer's --quick run shrinks,
           e.g. ["n"]: tests/test_cases.py compares the case set of a quick run with the committed one
           with these parameters left out. Default [] (a quick run has the committed cases exactly).
+chosen:   {row kind: [columns]}: columns that record what the run chose for rows of that kind (the
+          block size a sweep picked as best), not which case was measured. They are shown, but left
+          out of the case key, so a run that picks another configuration measures the same case.
 
 The META line is left out of the producer's source hash (sitekit.measure.source_hash), so changing
 any of these keys does not make the dataset stale.
@@ -46,6 +49,7 @@ class Dataset:
     tier: str = "nightly"
     timed: bool = True
     quick_varies: tuple[str, ...] = ()
+    chosen: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ((row kind, (column, ...)), ...)
 
 
 def _meta(path: Path) -> dict:
@@ -60,10 +64,19 @@ def _meta(path: Path) -> dict:
             break
     else:
         raise RegistryError(f"{rel}: no module-level META = {{'needs': ..., 'tier': ..., 'budget_s': ...}}")
-    if not isinstance(meta, dict) or set(meta) - {"needs", "tier", "budget_s", "timed", "quick_varies"}:
+    if not isinstance(meta, dict) or set(meta) - {"needs", "tier", "budget_s", "timed", "quick_varies", "chosen"}:
         raise RegistryError(
-            f"{rel}: META takes only the keys needs, tier, budget_s, timed, quick_varies; found {meta!r}"
+            f"{rel}: META takes only the keys needs, tier, budget_s, timed, quick_varies, chosen; found {meta!r}"
         )
+    ch = meta.get("chosen", {})
+    if not (
+        isinstance(ch, dict)
+        and all(
+            isinstance(k, str) and isinstance(v, (list, tuple)) and all(isinstance(c, str) and c for c in v)
+            for k, v in ch.items()
+        )
+    ):
+        raise RegistryError(f"{rel}: META chosen must map a row kind to a list of column names, found {ch!r}")
     qv = meta.get("quick_varies", [])
     if not (isinstance(qv, (list, tuple)) and all(isinstance(k, str) and k for k in qv)):
         raise RegistryError(f"{rel}: META quick_varies must be a list of parameter names, found {qv!r}")
@@ -89,6 +102,8 @@ def discover() -> list[Dataset]:
         meta = _meta(p)
         if "quick_varies" in meta:
             meta["quick_varies"] = tuple(meta["quick_varies"])
+        if "chosen" in meta:
+            meta["chosen"] = tuple((k, tuple(v)) for k, v in sorted(meta["chosen"].items()))
         out.append(Dataset(name=f"{p.parent.name}/{p.stem}", script=str(p.relative_to(ROOT)), **meta))
     return out
 

@@ -80,6 +80,9 @@ TEXT = {
     "faster": {"en": "faster", "zh": "更快"},
     "slower": {"en": "slower", "zh": "更慢"},
     "same": {"en": "no measurable difference", "zh": "没有可测的差别"},
+    "above": {"en": "above it beyond noise", "zh": "高于目标，超出噪声"},
+    "below": {"en": "below it beyond noise", "zh": "低于目标，超出噪声"},
+    "within": {"en": "within noise of it", "zh": "与目标之差在噪声之内"},
     "false": {"en": "no", "zh": "否"},
 }
 

@@ -18,7 +18,7 @@ with the L2 cache flushed before each run.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 60}
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 60, "chosen": {"target": ["block_size", "num_warps"], "ragged": ["block_size", "num_warps"]}}
 
 import os
 import statistics
