@@ -39,7 +39,7 @@ from __future__ import annotations
 # budget: on the H200 (2026-12-01, commit 2fdd182) the first case, pointwise/default, took 53 s for its
 # two processes (import, CUDA start, compile, three timing rounds, profiler) after a 6 s start-up; the
 # run then stopped at reduce-overhead's empty kernel list (the parser fix came after). 10 cases x ~55 s.
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 600}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 520}
 
 import hashlib
 import json
