@@ -7,7 +7,10 @@ compared against (device-to-device copy bandwidth, cuBLAS fp16 rate):
   pointwise   silu(x) * g                 eager: 3 kernels   fused: Triton (snippets/.../fusion.py)
   horizontal  x.sum(1) and x.amax(1)       eager: 2 kernels   fused: Triton, one pass over x
   reduction   softmax written out          eager: 5 kernels   fused: Triton, one row per program
-  epilogue    gelu(a @ b + bias)           eager: cuBLAS + 2  fused: Triton GEMM with the epilogue inside
+  epilogue    gelu(a @ b + bias)           eager: cuBLAS + 2  fused: Triton GEMM with the epilogue inside;
+              beside them the library's epilogues: gelu(F.linear(a, w, bias)) (bias in the cuBLASLt GEMM,
+              GELU a second kernel) and torch._addmm_activation(bias, a, b, use_gelu=True) (bias and
+              tanh-GELU both in the cuBLASLt epilogue)
   attention   softmax(q k^T / sqrt(d)) v   eager: 4 kernels   fused: FlashAttention-2 via SDPA
 
 Bytes are counted with the formulas in the snippets (every tensor once per kernel that
@@ -134,6 +137,16 @@ def main(argv=None) -> int:
     add("epilogue", "eager", shape, unfused, t_e, flops=flops)
     add("epilogue", "cublas_only", shape, gemm_bytes, t_c, flops=flops)
     add("epilogue", "triton", shape, fused, t_f, flops=flops, eager_ms=t_e)
+    if not small:   # the library's own epilogues (cuBLASLt), as idiomatic eager code reaches them
+        w = b.t()   # nn.Linear layout (N, K); F.linear multiplies by its transpose, which is b
+        ref = torch.nn.functional.gelu(a.float() @ b.float() + bias.float(), approximate="tanh")
+        close(torch.nn.functional.gelu(torch.nn.functional.linear(a, w, bias)), ref, 1e-2)
+        close(torch._addmm_activation(bias, a, b, use_gelu=True), ref, 1e-2)
+        del ref
+        t_l = bench(lambda: torch.nn.functional.gelu(torch.nn.functional.linear(a, w, bias)))
+        t_a = bench(lambda: torch._addmm_activation(bias, a, b, use_gelu=True))
+        add("epilogue", "linear_gelu", shape, gemm_bytes + N * e + 2 * M * N * e, t_l, flops=flops, eager_ms=t_e)
+        add("epilogue", "addmm_gelu", shape, fused, t_a, flops=flops, eager_ms=t_e)
     del a, b, bias
 
     # -- attention --------------------------------------------------------------------------
