@@ -22,7 +22,7 @@ each keeps its best round and records the round-to-round spread.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 40}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 30}
 
 import sys
 import time

@@ -8,7 +8,7 @@ grids (2 for a second-order scheme). Targets (issue 14): error < 1 % on the fine
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 20}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 22}
 
 import math
 

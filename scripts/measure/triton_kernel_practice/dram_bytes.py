@@ -20,7 +20,7 @@ once for a GEMM; the matrix read once and written once for a softmax.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 120}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 55}
 
 import argparse
 import csv

@@ -13,7 +13,7 @@ linear.py's LINEAR_CONFIGS is chosen from the "sweep" rows (tests tie the two).
 
     python scripts/measure/triton_kernel_practice/inference_sweep.py [--out data/triton_kernel_practice/inference_sweep.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 45}   # 37 s on the H200, 2026-12-01, process start included
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 40}   # 37 s on the H200, 2026-12-01, process start included
 
 import sys
 

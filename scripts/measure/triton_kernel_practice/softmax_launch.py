@@ -20,7 +20,7 @@ cost stays below the flush, the GPU never waits for the host and do_bench times 
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 60}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 38}
 
 import sys
 

@@ -11,7 +11,7 @@ FUSED_MAX_BLOCK are chosen from these rows; tests/test_triton_kernel_practice.py
 
     python scripts/measure/triton_kernel_practice/softmax_widths.py [--out data/triton_kernel_practice/softmax_widths.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 40}   # 31 s on the H200, 2026-12-01, process start included
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 32}   # 31 s on the H200, 2026-12-01, process start included
 
 import sys
 

@@ -16,7 +16,7 @@ first; only warp-specialized attention may fail the check, and is then recorded 
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 75}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 52}
 
 import sys
 
