@@ -196,12 +196,10 @@ def case_key(row: dict, metrics: dict, chosen: dict | None = None) -> str:
 
 def chosen_of(name: str) -> dict:
     """{row kind: columns} a producer declares as the run's own choices (META chosen); {} if none."""
-    from .registry import RegistryError, by_name
+    from .registry import DATASETS
 
-    try:
-        return {k: set(v) for k, v in by_name(name).chosen}
-    except (KeyError, LookupError, RegistryError, SystemExit):
-        return {}
+    ds = next((d for d in DATASETS if d.name == name), None)
+    return {k: set(v) for k, v in ds.chosen} if ds else {}
 
 
 def sources_digest(ds: dict) -> str | None:
