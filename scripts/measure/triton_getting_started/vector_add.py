@@ -12,7 +12,9 @@ snippets/triton_getting_started/vector_add.py (the code the page shows):
 - ragged:    n = 2**28 against 2**28 - 1: what losing the multiple-of-16 hint costs
 
 Every output is checked against torch before it is timed; timings are do_bench medians
-with the L2 cache flushed before each run.
+with the L2 cache flushed before each run. The same do_bench call also returns the 20th and 80th
+percentiles of its runs (quantiles=[0.2, 0.5, 0.8]); the target and sweep rows record them beside
+each median.
 
     python scripts/measure/triton_getting_started/vector_add.py [--out PATH] [--quick]
 """
@@ -36,6 +38,38 @@ TARGET = 0.97
 
 
 SWEEP_ROUNDS = 3
+QUANTILES = [0.2, 0.5, 0.8]
+
+
+def keep_quantiles(va):
+    """Make the snippet's median_ms also report the 20th and 80th percentiles of the same runs.
+
+    median_ms calls do_bench(fn, warmup=25, rep=100, return_mode="median") through the module's global
+    do_bench; this replaces that global with a wrapper that makes the same call with
+    quantiles=[0.2, 0.5, 0.8] (do_bench then returns those three and ignores return_mode), keeps p20 and
+    p80 and returns p50, which in Triton 3.6 is the same number as return_mode="median" (both
+    interpolate between the two middle runs). Returns bench(fn, *args, **kw) -> the bench function's
+    dict plus "ms_p20" and "ms_p80" of the call it timed (each bench_* function times exactly one)."""
+    do_bench, last = va.do_bench, {}
+
+    def do_bench_quantiles(fn, *args, return_mode=None, **kw):
+        p20, p50, p80 = do_bench(fn, *args, quantiles=QUANTILES, **kw)
+        last.update(ms_p20=p20, ms_p80=p80)
+        return p50
+
+    va.do_bench = do_bench_quantiles
+
+    def bench(fn, *args, **kw):
+        last.clear()
+        r = fn(*args, **kw)
+        return {**r, "ms_p20": last["ms_p20"], "ms_p80": last["ms_p80"]}
+
+    return bench
+
+
+def gbps_at(r, ms):
+    """Bandwidth of a bench result at another time of the same run: bytes moved / ms."""
+    return r["gbps"] * r["ms"] / ms
 
 
 def main(argv=None) -> int:
@@ -51,6 +85,7 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         sys.exit("triton_getting_started_vector_add: needs a CUDA GPU (torch.cuda.is_available() is False)")
     import vector_add as va  # noqa: E402  (after the checks: importing it compiles nothing)
+    bench = keep_quantiles(va)
 
     va.check_add()  # ragged lengths, both dtypes, against float64, on this GPU
     big = 1 << (22 if args.quick else 28)
@@ -81,16 +116,24 @@ def main(argv=None) -> int:
     # -- the target: best config, torch.add and copy in alternating rounds -----------------------
     for dtype in (torch.float32, torch.float16):
         got = {"triton": [], "torch": [], "copy": []}
+        # bandwidth percentiles of each round: bandwidth is bytes / time, so its 20th percentile is
+        # the bandwidth at the 80th-percentile time (the slower runs) and its 80th at the 20th
+        pct = {k: {"p20": [], "p80": []} for k in got}
         for _ in range(args.rounds):
-            got["triton"].append(va.bench_add(big, dtype, best_b, best_w)["gbps"])
-            got["torch"].append(va.bench_torch_add(big, dtype)["gbps"])
-            got["copy"].append(va.bench_copy(big, dtype)["gbps"])
+            for k, r in (("triton", bench(va.bench_add, big, dtype, best_b, best_w)),
+                         ("torch", bench(va.bench_torch_add, big, dtype)),
+                         ("copy", bench(va.bench_copy, big, dtype))):
+                got[k].append(r["gbps"])
+                pct[k]["p20"].append(gbps_at(r, r["ms_p80"]))
+                pct[k]["p80"].append(gbps_at(r, r["ms_p20"]))
         t, ref, cp = (statistics.median(got[k]) for k in ("triton", "torch", "copy"))
+        # like the medians, each percentile is the median over the rounds (so p20 <= median <= p80 holds)
+        q = {f"{k}_gbps_{p}": statistics.median(pct[k][p]) for k in got for p in ("p20", "p80")}
         ratios = [a / b for a, b in zip(got["triton"], got["torch"])]
         is_target = dtype == torch.float32
         rows.append({"kind": "target", "dtype": fp[dtype], "n": big, "block_size": best_b, "num_warps": best_w,
                      "target": TARGET if is_target else None,
-                     "triton_gbps": t, "torch_gbps": ref, "copy_gbps": cp,
+                     "triton_gbps": t, "torch_gbps": ref, "copy_gbps": cp, **q,
                      "ratio": t / ref, "frac_copy": t / cp, "met": (t / ref >= TARGET) if is_target else None,
                      # round-to-round spread of each figure: the drift gate's noise for it
                      "triton_gbps_spread": measure.spread(got["triton"]), "torch_gbps_spread": measure.spread(got["torch"]),
@@ -110,9 +153,10 @@ def main(argv=None) -> int:
     # -- sizes 2^12 ... 2^28 -----------------------------------------------------------------------
     configs = PLOT_CONFIGS if not args.quick else ((256, 4), (4096, 4))
     for n in sizes:
-        cases = {f"triton_b{b}_w{w}": (lambda b=b, w=w: va.bench_add(n, block_size=b, num_warps=w)) for b, w in configs}
-        cases["torch_add"] = lambda: va.bench_torch_add(n)
-        cases["copy"] = lambda: va.bench_copy(n)
+        cases = {f"triton_b{b}_w{w}": (lambda b=b, w=w: bench(va.bench_add, n, block_size=b, num_warps=w))
+                 for b, w in configs}
+        cases["torch_add"] = lambda: bench(va.bench_torch_add, n)
+        cases["copy"] = lambda: bench(va.bench_copy, n)
         # Small sizes last a few microseconds, less than a Python launch on a busy host: a round timed
         # during a slow spell measures the host. Rounds in turn, best median kept, give it less weight.
         best, seen = {}, {impl: [] for impl in cases}
@@ -123,16 +167,22 @@ def main(argv=None) -> int:
                 if impl not in best or r["ms"] < best[impl]["ms"]:
                     best[impl] = r
         for impl, r in best.items():
+            # p20 / p80: the runs of the kept round's do_bench call, beside its median
             rows.append({"kind": "sweep", "dtype": "fp32", "n": n, "impl": impl, "gbps": r["gbps"], "ms": r["ms"],
-                         "gbps_spread": measure.spread(seen[impl])})
+                         "ms_p20": r["ms_p20"], "ms_p80": r["ms_p80"], "gbps_spread": measure.spread(seen[impl])})
         print(f"n=2^{n.bit_length() - 1} done", flush=True)
 
     metrics = {
         "gbps": {"unit": "GB/s", "noise": 0.15, "better": "higher", "fmt": ".0f"},
         "ms": {"unit": "ms", "noise": 0.15, "better": "lower", "fmt": ".4f", "check": False},
+        # 20th / 80th percentiles of one do_bench call's runs: shown beside the medians, not gated
+        "ms_p20": {"unit": "ms", "noise": 0.15, "better": "lower", "fmt": ".4f", "check": False},
+        "ms_p80": {"unit": "ms", "noise": 0.15, "better": "lower", "fmt": ".4f", "check": False},
         "triton_gbps": {"unit": "GB/s", "noise": 0.05, "better": "higher", "fmt": ".0f"},
         "torch_gbps": {"unit": "GB/s", "noise": 0.05, "better": "higher", "fmt": ".0f"},
         "copy_gbps": {"unit": "GB/s", "noise": 0.05, "better": "higher", "fmt": ".0f"},
+        **{f"{k}_gbps_{p}": {"unit": "GB/s", "noise": 0.10, "better": "higher", "fmt": ".0f", "check": False}
+           for k in ("triton", "torch", "copy") for p in ("p20", "p80")},
         "ratio": {"unit": "x", "noise": 0.03, "better": "higher", "fmt": ".3f"},
         "frac_copy": {"unit": "x", "noise": 0.05, "better": "higher", "fmt": ".2f"},
         "met": {"unit": "bool", "noise": 0, "of": "ratio", "target": TARGET},
