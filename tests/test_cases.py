@@ -238,7 +238,7 @@ NEUTRAL_ARGS = {
     "--mode": "_case.py",
     "--size": "_case.py",
     "--phase": "_case.py",
-    "--case": "dram_bytes: one case in the process ncu profiles, not a dataset's command",
+    "--case": "dram_bytes, dram_check: one case in the process ncu profiles, not a dataset's command",
 }
 
 # committed datasets that come from a partial run, known and shown on the page (data/stale.yml)

@@ -186,6 +186,7 @@ def test_registry_and_committed_data():
         "how_ai_compilers_work/autotune",
         "how_ai_compilers_work/training",
         "how_ai_compilers_work/search_budget",
+        "how_ai_compilers_work/dram_check",
     }
     for name, d in mine.items():
         assert (ROOT / d.script).is_file()
@@ -259,3 +260,150 @@ def test_search_budget_rejects_too_few_seeds():
         env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
     )
     assert p.returncode != 0 and "--seeds must be at least 5" in p.stderr
+
+
+# ----------------------------------------------------------------------------- dram_check.py (Nsight Compute)
+
+DRAM_CHECK = ROOT / "scripts" / "measure" / "how_ai_compilers_work" / "dram_check.py"
+
+# what `ncu --csv --page raw --print-units base` prints for a three-kernel version (the pointwise eager chain)
+NCU_CSV = """\
+==PROF== Connected to process 4242 (/usr/bin/python3.12)
+==PROF== Profiling "vectorized_elementwise_kernel" - 0: 0%....50%....100% - 1 pass
+==PROF== Profiling "vectorized_elementwise_kernel" - 1: 0%....50%....100% - 1 pass
+==PROF== Profiling "vectorized_elementwise_kernel" - 2: 0%....50%....100% - 1 pass
+==PROF== Disconnected from process 4242
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes_read.sum","dram__bytes_write.sum"
+"","","","","","","","","","","","byte","byte"
+"0","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<4, at::native::sigmoid_kernel_cuda(at::TensorIteratorBase &)::{lambda()#2}, std::array<char *, 2>>(int, T2, T3)","1","7","(128, 1, 1)","(262144, 1, 1)","0","9.0","536,903,680","510,000,000"
+"1","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<4, at::native::mul_kernel, std::array<char *, 3>>(int, T2, T3)","1","7","(128, 1, 1)","(262144, 1, 1)","0","9.0","1,073,741,824","520,000,000"
+"2","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<4, at::native::mul_kernel, std::array<char *, 3>>(int, T2, T3)","1","7","(128, 1, 1)","(262144, 1, 1)","0","9.0","1073741824","515000000"
+"""
+
+
+def _dram_check():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("dram_check_under_test", DRAM_CHECK)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # module level: no torch, no GPU
+    return mod
+
+
+def _snippet_formulas():
+    """traffic() and attention_traffic() from the snippets, without importing Triton or torch here."""
+    import ast
+
+    src = (SNIPPETS / "fusion.py").read_text()
+    ns: dict = {}
+    exec(src[src.index("# --8<-- [start:traffic]") : src.index("# --8<-- [end:traffic]")], ns)
+    asrc = (SNIPPETS / "attention.py").read_text()
+    fn = next(n for n in ast.parse(asrc).body if isinstance(n, ast.FunctionDef) and n.name == "attention_traffic")
+    exec(ast.get_source_segment(asrc, fn), ns)
+    return ns["traffic"], ns["attention_traffic"]
+
+
+def test_dram_check_parses_ncu_csv_and_sums_kernels():
+    dc = _dram_check()
+    kernels = dc.parse_ncu_csv(NCU_CSV)
+    assert len(kernels) == 3 and "sigmoid_kernel_cuda" in kernels[0]["kernel"]
+    assert kernels[1]["dram__bytes_read.sum"] == 1_073_741_824 and kernels[2]["dram__bytes_write.sum"] == 515_000_000
+    case = {
+        "case": "aic_pointwise",
+        "aic_impl": "aic_eager",
+        "shape": "2^27",
+        "dims": (1 << 27,),
+        "formula_bytes": 4_294_967_296,
+    }
+    row = dc.make_row(case, kernels)
+    read = 536_903_680 + 2 * 1_073_741_824
+    wrote = 510_000_000 + 520_000_000 + 515_000_000
+    assert row["aic_kernels"] == 3
+    assert row["aic_dram_read_gb"] == pytest.approx(read / 1e9) and row["aic_dram_write_gb"] == pytest.approx(
+        wrote / 1e9
+    )
+    assert row["aic_dram_gb"] == pytest.approx((read + wrote) / 1e9)
+    assert row["aic_formula_gb"] == pytest.approx(4.294967296)
+    assert row["aic_dram_ratio"] == pytest.approx((read + wrote) / 4_294_967_296)
+    # the row carries exactly the dataset's metrics plus the case's parameters (case, version, shape)
+    assert set(row) == set(dc.METRICS) | {"case", "aic_impl", "shape"}
+    # ncu's other units scale; errors name the problem
+    lines = NCU_CSV.splitlines()
+    mb = "\n".join([*lines[:6], lines[6].replace('"byte","byte"', '"Mbyte","Gbyte"'), lines[7]])
+    k = dc.parse_ncu_csv(mb)[0]
+    assert k["dram__bytes_read.sum"] == pytest.approx(536_903_680e6)
+    assert k["dram__bytes_write.sum"] == pytest.approx(510_000_000e9)
+    with pytest.raises(ValueError, match="no kernel was profiled"):
+        dc.parse_ncu_csv("==PROF== Disconnected from process 1\n")
+    with pytest.raises(ValueError, match="no column dram__bytes_write.sum"):
+        dc.parse_ncu_csv(NCU_CSV.replace("dram__bytes_write.sum", "lts__t_bytes.sum"))
+    with pytest.raises(ValueError, match="unknown unit"):
+        dc.parse_ncu_csv(NCU_CSV.replace('"byte","byte"', '"byte","sector"'))
+    with pytest.raises(ValueError, match="no kernels"):
+        dc.make_row(case, [])
+
+
+def test_dram_check_cases_and_formulas_come_from_the_fusion_page():
+    from sitekit import data
+
+    dc = _dram_check()
+    fusion = data.load("how_ai_compilers_work/fusion")
+    cases = dc.cases_from_fusion(fusion)
+    with_bytes = [r for r in fusion["rows"] if r.get("aic_gbytes") is not None]
+    assert [(c["case"], c["aic_impl"], c["shape"]) for c in cases] == [
+        (r["case"], r["aic_impl"], r["shape"]) for r in with_bytes
+    ], "every version the page states formula bytes for is checked"
+    for c, r in zip(cases, with_bytes):
+        assert c["formula_bytes"] / 1e9 == pytest.approx(r["aic_gbytes"], rel=1e-12)
+        spec = dc.spec_of(c["case"].removeprefix("aic_"), c["aic_impl"].removeprefix("aic_"), c["dims"])
+        assert dc.split_spec(spec) == (c["case"].removeprefix("aic_"), c["aic_impl"].removeprefix("aic_"), c["dims"])
+    assert {c["dims"] for c in cases} == {
+        (1 << 27,),
+        (16384, 8192),
+        (16384, 4096),
+        (8192, 8192, 2048),
+        (4, 16, 4096, 128),
+    }
+    traffic, attention_traffic = _snippet_formulas()
+    # every version but the epilogue's (whose formula is written in fusion.py) is re-evaluated from the snippets
+    assert dc.check_formulas(cases, traffic, attention_traffic) == sum(c["case"] != "aic_epilogue" for c in cases)
+    bad = [dict(c, formula_bytes=c["formula_bytes"] + 4) if c["aic_impl"] == "aic_triton" else c for c in cases]
+    with pytest.raises(ValueError, match="re-measure fusion.py first"):
+        dc.check_formulas(bad, traffic, attention_traffic)
+    quick = dc.cases_from_fusion(fusion, quick=True)
+    assert {(c["case"], c["aic_impl"]) for c in quick} == {
+        ("aic_pointwise", "aic_eager"),
+        ("aic_pointwise", "aic_triton"),
+    }
+    unknown = {"rows": [dict(with_bytes[0], aic_impl="aic_tvm")]}
+    with pytest.raises(ValueError, match="cannot run"):
+        dc.cases_from_fusion(unknown)
+    # the epilogue GEMM runs with the configuration fusion.py gives it, read from fusion.py's source
+    cfg = dc.fusion_gemm_config(dc.FUSION_SCRIPT.read_text())
+    assert set(cfg["kwargs"]) == {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"} and cfg["num_warps"] and cfg["num_stages"]
+    with pytest.raises(ValueError, match="expected one triton.Config"):
+        dc.fusion_gemm_config("x = 1\n")
+    assert dc.parse_shape("2^27") == (1 << 27,) and dc.parse_shape("B4 H16 N4096 D128") == (4, 16, 4096, 128)
+    with pytest.raises(ValueError, match="unknown shape"):
+        dc.parse_shape("4096 rows")
+    with pytest.raises(ValueError, match="unknown version"):
+        dc.split_spec("convolution:eager:64")
+    with pytest.raises(ValueError, match="expected CASE:IMPL:DIMS"):
+        dc.split_spec("pointwise:eager")
+
+
+def test_dram_check_without_a_gpu_is_one_clear_line():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is present: the script would measure")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    h = subprocess.run([sys.executable, str(DRAM_CHECK), "--help"], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert h.returncode == 0 and "--out" in h.stdout and "dram__bytes" in h.stdout
+    for args in ([], ["--quick"], ["--case", "pointwise:eager:1024"]):
+        p = subprocess.run([sys.executable, str(DRAM_CHECK), *args], cwd=ROOT, capture_output=True, text=True, env=env)
+        assert p.returncode == 1 and not p.stdout, (args, p.stdout, p.stderr)
+        assert (
+            p.stderr.strip()
+            == "how_ai_compilers_work/dram_check: needs a CUDA GPU (torch.cuda.is_available() is False)"
+        )
