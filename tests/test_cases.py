@@ -242,9 +242,7 @@ NEUTRAL_ARGS = {
 }
 
 # committed datasets that come from a partial run, known and shown on the page (data/stale.yml)
-KNOWN_PARTIAL = {
-    "pytorch_compile_stack/gpu_autotune": "measured by the earlier producer with --budget-s 150 (conv and gpt2_train "
-    "not measured); listed in data/stale.yml until the current producer re-measures it",
+KNOWN_PARTIAL: dict[str, str] = {
 }
 
 

@@ -426,10 +426,11 @@ def test_compiled_launch_paths_pass_arguments_in_signature_order(monkeypatch):
     sm.check(sm.softmax_fused, 17, 300, transpose=True)
 
 
-def test_large_tile_kernel_is_slowest_on_every_inference_cell():
-    """The page says the large-tile TMA kernel is the slowest version on every cell of the inference sweep."""
+def test_large_tile_kernel_is_slowest_on_every_inference_cell_up_to_m64():
+    """The page says the large-tile TMA kernel is the slowest version on every cell of the inference sweep
+    with M <= 64 (at M = 128 its tile is full, and a check() marker on the page covers the cell it wins)."""
     ds = _ds("inference_sweep")
-    sweep = [r for r in ds["rows"] if r["table"] == "sweep"]
+    sweep = [r for r in ds["rows"] if r["table"] == "sweep" and r["M"] <= 64]
     for cell in sorted({(r["M"], r["shape"]) for r in sweep}):
         here = [r for r in sweep if (r["M"], r["shape"]) == cell]
         tma = next(r for r in here if r["impl"] == "tma_large")

@@ -481,17 +481,20 @@ def _judge(name: str, metric: str, where: dict | None, ref) -> tuple[float, floa
 def check(name: str, metric: str, where: dict | None = None, op: str = ">", ref=1.0, *, lang: str) -> str:
     """Renders nothing; fails the build when the data no longer supports the sentence it sits in.
     op: ">" above ref beyond the figure's noise, "<" below it beyond noise, "~" within noise of ref,
+    "<~" not above ref beyond noise (below, or within noise), ">~" not below ref beyond noise,
     ">=" / "<=" plain comparisons."""
     v, r, noise = _judge(name, metric, where, ref)
     ok = {
         ">": v > r * (1 + noise),
         "<": v < r * (1 - noise),
         "~": abs(v - r) <= noise * abs(r),
+        "<~": v <= r * (1 + noise),
+        ">~": v >= r * (1 - noise),
         ">=": v >= r,
         "<=": v <= r,
     }.get(op)
     if ok is None:
-        raise DataError(f"check(): op must be one of > < ~ >= <=, found {op!r}")
+        raise DataError(f"check(): op must be one of > < ~ <~ >~ >= <=, found {op!r}")
     if not ok:
         raise DataError(
             f"data/{name}.json {where} {metric} = {v:.4g} no longer satisfies '{op} {r:.4g}' "

@@ -12,7 +12,7 @@ dataset is weekly, apart from the nightly-sized default/reduce-overhead cases.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 900}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 400}
 
 from sitekit import data  # noqa: E402
 
