@@ -8,7 +8,7 @@ BWD_CONFIGS are the fastest rows of this table (tests/test_triton_deep_dive.py t
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 150}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 80}
 
 import sys
 
