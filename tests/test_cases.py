@@ -242,8 +242,7 @@ NEUTRAL_ARGS = {
 }
 
 # committed datasets that come from a partial run, known and shown on the page (data/stale.yml)
-KNOWN_PARTIAL: dict[str, str] = {
-}
+KNOWN_PARTIAL: dict[str, str] = {}
 
 
 def _options_of_measure_scripts() -> set[str]:

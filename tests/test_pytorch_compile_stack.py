@@ -309,8 +309,10 @@ def test_page_sentences_match_the_data():
             == "gpt2_train"
         ),
         "every row above comes from one run of it": lambda: (
-            all(row(ga, w, "max-autotune").get("ms") is not None
-                for w in ("pointwise", "mlp", "gpt2_fwd", "conv", "gpt2_train"))
+            all(
+                row(ga, w, "max-autotune").get("ms") is not None
+                for w in ("pointwise", "mlp", "gpt2_fwd", "conv", "gpt2_train")
+            )
             and "--budget-s" not in ga["provenance"]["command"]
         ),
         "most of it compiling and benchmarking candidate GEMM kernels": lambda: all(
@@ -320,8 +322,12 @@ def test_page_sentences_match_the_data():
         "where one of the four GEMMs became a Triton template (`triton_tem_*`) and the other three stayed with "
         "cuBLAS as `bias_addmm`": lambda: (
             sum(r["kernel"].startswith("triton_tem_") for r in _kernels(ga, "gpt2_fwd", "max-autotune")) == 1
-            and sum(r["launches"] for r in _kernels(ga, "gpt2_fwd", "max-autotune")
-                    if r["kernel"] == "extern_kernels.bias_addmm") == 3
+            and sum(
+                r["launches"]
+                for r in _kernels(ga, "gpt2_fwd", "max-autotune")
+                if r["kernel"] == "extern_kernels.bias_addmm"
+            )
+            == 3
         ),
         "Every warm compile found its graphs in the FX graph cache (the hits column, one graph per forward "
         "case, two for training: forward and backward)": lambda: all(

@@ -181,11 +181,13 @@ def test_lbm_refuses_bad_setups():
 
 
 def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
-    """FWD_CONFIGS / BWD_CONFIGS must stay within 5 % of the fastest correct row of the committed sweep
-    (data/triton_deep_dive/attention_tuning.json) for each head dim and mask."""
+    """FWD_CONFIGS / BWD_CONFIGS were the fastest correct rows of the sweep they were chosen from; in every
+    later sweep (data/triton_deep_dive/attention_tuning.json) each must stay within the dataset's declared
+    noise of the fastest correct row for its head dim and mask (a closer call is not a measured win)."""
     import json
 
-    rows = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())["rows"]
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())
+    rows, noise = ds["rows"], ds["metrics"]["tflops"]["noise"]
     for (d, causal), cfg in attn.FWD_CONFIGS.items():
         sel = [
             r
@@ -201,7 +203,7 @@ def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
             if (r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"])
             == (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"], cfg["num_stages"])
         ]
-        assert mine and mine[0]["tflops"] >= 0.95 * max(r["tflops"] for r in sel), ("fwd", d, causal)
+        assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), ("fwd", d, causal)
     for (d, causal), cfg in attn.BWD_CONFIGS.items():
         sel = [
             r
@@ -217,7 +219,7 @@ def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
             for r in sel
             if (r["BLOCK_M1"], r["BLOCK_N1"], r["BLOCK_M2"], r["BLOCK_N2"], r["num_warps"], r["num_stages"]) == key
         ]
-        assert mine and mine[0]["tflops"] >= 0.95 * max(r["tflops"] for r in sel), ("bwd", d, causal)
+        assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), ("bwd", d, causal)
 
 
 def test_cavity_picture_is_rendered_from_its_data():
