@@ -9,7 +9,7 @@ must agree within bf16 tolerance (largest relative difference recorded). Then on
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 60}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 25}
 
 import copy
 
