@@ -308,7 +308,7 @@ def test_page_sentences_match_the_data():
             max((r for r in _timing(ga) if r["mode"] == "max-autotune"), key=lambda r: r["compile_cold_s"])["workload"]
             == "gpt2_train"
         ),
-        "every row above comes from one run of it": lambda: (
+        "all five cases were measured in one run of it": lambda: (
             all(
                 row(ga, w, "max-autotune").get("ms") is not None
                 for w in ("pointwise", "mlp", "gpt2_fwd", "conv", "gpt2_train")
