@@ -28,7 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from sitekit import ROOT, data, registry
+from sitekit import ROOT, data, fragile, registry
 
 # GPU-marked code blocks on the H200: 253 s on 2026-12-01, 110 s of it a block that re-ran three producers
 # (now display-only: gpu_ci measures them itself). Untimed datasets run beside the blocks.
@@ -118,6 +118,22 @@ def store(ds: registry.Dataset, new: dict, *, write: bool, data_dir: Path | None
         data.write(with_history(new, old), committed)
         print(f"  wrote {committed.relative_to(ROOT) if committed.is_relative_to(ROOT) else committed}", flush=True)
     return moved
+
+
+def fragile_section(pages=None) -> tuple[int, list[str]]:
+    """The drift report's list of page checks that the data just written could flip on the next run
+    (sitekit.fragile): (how many, Markdown lines)."""
+    try:
+        close = [str(f) for f in fragile.scan(pages)]
+        n = len(close)
+    except data.DataError as e:
+        close, n = [f"could not scan the pages: {e}"], 1
+    return n, [
+        "## Checks closer to failing than half their figure's noise",
+        "",
+        *([f"- {c}" for c in close] or ["none"]),
+        "",
+    ]
 
 
 def main(argv=None) -> int:
@@ -230,6 +246,11 @@ def main(argv=None) -> int:
         lines += ["## Failed (committed data untouched)", "", *[f"- {f}" for f in failed], ""]
         status = 1
     lines += ["## Drift beyond each figure's noise", "", *([f"- {m}" for m in drift] or ["none"]), ""]
+    if write:
+        close, section = fragile_section()
+        lines += section
+        if close:
+            print(f"\n{close} page check(s) close to failing on the next run (listed in the report)")
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text("\n".join(lines), encoding="utf-8")
     if drift:
