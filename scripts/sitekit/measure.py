@@ -99,6 +99,34 @@ def bench(fn, warmup: int = 25, rep: int = 100) -> float:
     return do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
 
 
+def bench_l2(fn, state: str = "dirty", reps: int = 100, warmup: int = 10) -> float:
+    """Median time in ms of fn with L2 flushed before every call, in one of two states.
+
+    "dirty": do_bench's flush (triton.testing: zero a 256 MB buffer), which leaves L2 full of modified
+    lines of that buffer; the timed kernel's first misses must write them back to DRAM.
+    "clean": the same zeroing, then a read of the whole buffer, which leaves L2 full of unmodified lines:
+    the same capacity taken, nothing to write back. Only the call itself sits between the events."""
+    import torch
+
+    if state not in ("dirty", "clean"):
+        raise ValueError(f"bench_l2: state must be 'dirty' or 'clean', got {state!r}")
+    buf = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for _ in range(warmup):
+        fn()
+    for i in range(reps):
+        buf.zero_()
+        if state == "clean":
+            buf.sum()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return times[len(times) // 2]
+
+
 def bench_each_round(fns: dict, rounds: int = 3, **kw) -> dict:
     """Time several versions in turn, `rounds` times: {name: [median of round 1, round 2, ...]}."""
     times = {name: [] for name in fns}

@@ -32,6 +32,9 @@ class Lattice:
         # isotropy up to second order: sum w c_a c_b = cs^2 delta_ab with cs^2 = 1/3
         second = torch.einsum("i,ia,ib->ab", self.w, self.c.double(), self.c.double())
         assert torch.allclose(second[:self.dim, :self.dim], torch.eye(self.dim, dtype=torch.float64) / 3)
+        # the same lattice as compile-time constants of the Triton kernel (tuples of Python numbers)
+        self.consts = dict(CX=tuple(v[0] for v in c), CY=tuple(v[1] for v in c), CZ=tuple(v[2] for v in c),
+                           W=tuple(w), OPP=tuple(self.opp.tolist()))
 
 
 D2Q9 = Lattice("D2Q9",
@@ -48,7 +51,84 @@ D3Q19 = Lattice("D3Q19",
 
 # --8<-- [start:kernel]
 @triton.jit
-def lbm_step_kernel(F_IN, F_OUT,            # (Q, NZ, NY, NX) fp32 post-collision populations: read, write
+def lbm_step_kernel(F_IN, F_OUT,             # (Q, NZ, NY, NX) post-collision populations: read, write
+                    NX, NY, NZ, omega,        # omega = 1 / tau, the BGK relaxation rate
+                    u_lid,                    # x-velocity of the wall at the top (y = NY side)
+                    CX: tl.constexpr, CY: tl.constexpr, CZ: tl.constexpr,  # the lattice as tuples of
+                    W: tl.constexpr, OPP: tl.constexpr,                    # compile-time constants
+                    BLOCK: tl.constexpr,      # cells per program
+                    PX: tl.constexpr, PY: tl.constexpr, PZ: tl.constexpr,  # periodic axes (else walls)
+                    F16: tl.constexpr):       # fp16 storage of f_i - w_i (else fp32 storage of f_i)
+    n_cells = NX * NY * NZ
+    cell = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    live = cell < n_cells
+    x = cell % NX
+    y = (cell // NX) % NY
+    z = cell // (NX * NY)
+    fs = ()                                   # the cell's Q populations, kept in registers
+    rho = tl.zeros((BLOCK,), tl.float32)
+    jx = tl.zeros((BLOCK,), tl.float32)
+    jy = tl.zeros((BLOCK,), tl.float32)
+    jz = tl.zeros((BLOCK,), tl.float32)
+    for i in tl.static_range(len(W)):         # unrolled: c_i, w_i and the wall tests are constants
+        # stream (pull): population i at x came from x - c_i, a constant distance back in memory
+        src = cell - (CZ[i] * NY + CY[i]) * NX - CX[i]
+        wall = cell < 0                       # all False
+        lid = 0.0
+        if CX[i] != 0:
+            sx = x - CX[i]
+            if PX:                            # periodic: wrap around
+                src += tl.where(sx < 0, NX, 0) - tl.where(sx >= NX, NX, 0)
+            else:
+                wall = wall | (sx < 0) | (sx >= NX)
+        if CY[i] != 0:
+            sy = y - CY[i]
+            if PY:
+                src += (tl.where(sy < 0, NY, 0) - tl.where(sy >= NY, NY, 0)) * NX
+            else:
+                wall = wall | (sy < 0) | (sy >= NY)
+                if CY[i] < 0 and CX[i] != 0:  # came through the top wall, which moves along x
+                    lid = tl.where(sy >= NY, 6.0 * W[i] * CX[i] * u_lid, 0.0)
+        if CZ[i] != 0:
+            sz = z - CZ[i]
+            if PZ:
+                src += (tl.where(sz < 0, NZ, 0) - tl.where(sz >= NZ, NZ, 0)) * (NX * NY)
+            else:
+                wall = wall | (sz < 0) | (sz >= NZ)
+        f = tl.load(F_IN + i * n_cells + src, mask=live & ~wall, other=0.0).to(tl.float32)
+        if (CX[i] != 0 and not PX) or (CY[i] != 0 and not PY) or (CZ[i] != 0 and not PZ):
+            # half-way bounce-back: what left this cell towards the wall comes back reversed
+            back = tl.load(F_IN + OPP[i] * n_cells + cell, mask=live & wall, other=0.0).to(tl.float32)
+            f = tl.where(wall, back + lid, f)
+        if F16:
+            f += W[i]                         # stored shifted by the rest state w_i
+        fs = fs + (f,)
+        rho += f
+        if CX[i] != 0:                        # momentum: only the directions that have a component
+            jx += CX[i] * f
+        if CY[i] != 0:
+            jy += CY[i] * f
+        if CZ[i] != 0:
+            jz += CZ[i] * f
+    # collide (BGK): relax towards the second-order equilibrium
+    rho = tl.where(live, rho, 1.0)            # padding cells past the grid: no 0/0
+    ux = jx / rho
+    uy = jy / rho
+    uz = jz / rho
+    base = 1.0 - 1.5 * (ux * ux + uy * uy + uz * uz)
+    for i in tl.static_range(len(W)):
+        cu = CX[i] * ux + CY[i] * uy + CZ[i] * uz
+        feq = W[i] * rho * (base + 3.0 * cu + 4.5 * cu * cu)
+        out = fs[i] + omega * (feq - fs[i])
+        if F16:
+            out -= W[i]
+        tl.store(F_OUT + i * n_cells + cell, out.to(F_OUT.dtype.element_ty), mask=live)
+# --8<-- [end:kernel]
+
+
+# --8<-- [start:kernel_tile]
+@triton.jit
+def lbm_tile_kernel(F_IN, F_OUT,            # (Q, NZ, NY, NX) fp32 post-collision populations: read, write
                     CX, CY, CZ, W, OPP,      # the lattice: velocities (int32), weights (fp32), opposite index
                     NX, NY, NZ, omega,       # omega = 1 / tau, the BGK relaxation rate
                     u_lid,                   # x-velocity of the wall at the top (y = NY side)
@@ -105,15 +185,19 @@ def lbm_step_kernel(F_IN, F_OUT,            # (Q, NZ, NY, NX) fp32 post-collisio
     usq = (ux * ux + uy * uy + uz * uz)[None, :]
     feq = w * rho[None, :] * (1.0 + 3.0 * cu + 4.5 * cu * cu - 1.5 * usq)
     tl.store(F_OUT + i[:, None] * n_cells + cell[None, :], f + omega * (feq - f), mask=m)
-# --8<-- [end:kernel]
+# --8<-- [end:kernel_tile]
 
 
 # --8<-- [start:solver]
+CELL_BLOCK, CELL_WARPS = 128, 4     # one cell per thread; see "Speed" for the sweep that chose it
 class LBM:
-    """Populations f (Q, NZ, NY, NX) in fp32; `step(n)` advances n time steps with the chosen backend."""
+    """Populations f (Q, NZ, NY, NX); `step(n)` advances n time steps with the chosen backend.
+
+    storage=torch.float16 (Triton only) keeps f_i - w_i in fp16, half the bytes of fp32 storage;
+    kernel="tile" runs the first version of the kernel (one (QP, BLOCK) tile per program)."""
 
     def __init__(self, lattice, shape, tau, periodic=(True, True, True), u_lid=0.0, backend="triton",
-                 device=DEVICE, block=None, num_warps=None):
+                 device=DEVICE, block=None, num_warps=None, storage=torch.float32, kernel="cell"):
         if lattice.dim == 2 and len(shape) == 2:
             shape = (*shape, 1)
         if len(shape) != 3 or min(shape) < 1:
@@ -124,7 +208,14 @@ class LBM:
             raise ValueError(f"LBM: backend must be 'triton' or 'torch', got {backend!r}")
         if backend == "triton" and not INTERPRET and torch.device(device).type != "cuda":
             raise ValueError("LBM: the triton backend needs a CUDA device (or TRITON_INTERPRET=1 on the CPU)")
+        if kernel not in ("cell", "tile"):
+            raise ValueError(f"LBM: kernel must be 'cell' or 'tile', got {kernel!r}")
+        if storage not in (torch.float32, torch.float16):
+            raise ValueError(f"LBM: storage must be torch.float32 or torch.float16, got {storage}")
+        if storage == torch.float16 and (backend != "triton" or kernel != "cell"):
+            raise ValueError("LBM: fp16 storage is implemented by the Triton 'cell' kernel only")
         self.lat, self.tau, self.u_lid, self.backend, self.device = lattice, float(tau), float(u_lid), backend, device
+        self.kernel, self.storage = kernel, storage
         self.nx, self.ny, self.nz = shape
         periodic = tuple(bool(p) for p in periodic)
         # 2-D: one z layer that no velocity leaves (c_z = 0), so z needs neither wrap nor wall code
@@ -132,18 +223,31 @@ class LBM:
         if lattice.Q * self.nx * self.ny * self.nz >= 2 ** 31:
             raise ValueError(f"LBM: {lattice.Q} x {shape} populations overflow the kernel's int32 offsets")
         lat = lattice
+        # the tile kernel reads the lattice from tensors; the cell kernel gets lattice.consts
         self.cx, self.cy, self.cz = (lat.c[:, a].contiguous().to(device) for a in range(3))
         self.w = lat.w.float().to(device)
         self.opp = lat.opp.to(device)
-        self.f = torch.empty((lat.Q, self.nz, self.ny, self.nx), dtype=torch.float32, device=device)
+        self.f = torch.empty((lat.Q, self.nz, self.ny, self.nx), dtype=storage, device=device)
         self.f2 = torch.empty_like(self.f)
-        # 512 cells x 4 warps: the fastest of the sweep on the H200 for both lattices (see "Speed")
-        self.block = block or 512
-        self.num_warps = num_warps or 4
+        # cells per program and warps: the fastest shape of the sweep on the H200 (see "Speed")
+        self.block = block or (CELL_BLOCK if kernel == "cell" else 512)
+        self.num_warps = num_warps or (CELL_WARPS if kernel == "cell" else 4)
         if INTERPRET:
             self.block = 32
         if backend == "torch":
             self._torch_setup()
+
+    def populations(self):
+        """f_i in fp32, whatever the storage."""
+        if self.storage == torch.float16:
+            return self.f.float() + self.w[:, None, None, None]
+        return self.f
+
+    def set_populations(self, f):
+        if self.storage == torch.float16:
+            f = f - self.w[:, None, None, None]
+        self.f.copy_(f)
+        return self
 
     def equilibrium(self, rho, u):
         """f_i^eq for density rho (NZ, NY, NX) and velocity u (3, NZ, NY, NX)."""
@@ -156,20 +260,25 @@ class LBM:
         shape = (self.nz, self.ny, self.nx)
         rho = torch.ones(shape, device=self.device) if rho is None else rho.to(self.device, torch.float32)
         u = torch.zeros((3, *shape), device=self.device) if u is None else u.to(self.device, torch.float32)
-        self.f.copy_(self.equilibrium(rho, u))
-        return self
+        return self.set_populations(self.equilibrium(rho, u))
 
     def moments(self):
         """Density and velocity; BGK conserves both, so post-collision populations give the same moments."""
         c = self.lat.c.float().to(self.device)
-        rho = self.f.sum(0)
-        return rho, torch.einsum("ia,izyx->azyx", c, self.f) / rho
+        f = self.populations()
+        rho = f.sum(0)
+        return rho, torch.einsum("ia,izyx->azyx", c, f) / rho
 
     def step(self, n=1):
         for _ in range(n):
-            if self.backend == "triton":
-                grid = (triton.cdiv(self.nx * self.ny * self.nz, self.block),)
-                lbm_step_kernel[grid](self.f, self.f2, self.cx, self.cy, self.cz, self.w, self.opp,
+            grid = (triton.cdiv(self.nx * self.ny * self.nz, self.block),)
+            if self.backend == "triton" and self.kernel == "cell":
+                lbm_step_kernel[grid](self.f, self.f2, self.nx, self.ny, self.nz, 1.0 / self.tau, self.u_lid,
+                                      **self.lat.consts, BLOCK=self.block, PX=self.periodic[0], PY=self.periodic[1],
+                                      PZ=self.periodic[2], F16=self.storage == torch.float16,
+                                      num_warps=self.num_warps)
+            elif self.backend == "triton":
+                lbm_tile_kernel[grid](self.f, self.f2, self.cx, self.cy, self.cz, self.w, self.opp,
                                       self.nx, self.ny, self.nz, 1.0 / self.tau, self.u_lid,
                                       Q=self.lat.Q, QP=triton.next_power_of_2(self.lat.Q), BLOCK=self.block,
                                       PX=self.periodic[0], PY=self.periodic[1], PZ=self.periodic[2],
@@ -217,7 +326,7 @@ def torch_step(f, out, shifts, wall, lid, opp, c, w, omega):
 
 
 # --8<-- [start:taylor_green]
-def taylor_green(n, tau=0.8, u0=None, lattice=D2Q9, backend="triton", device=DEVICE, nz=1):
+def taylor_green(n, tau=0.8, u0=None, lattice=D2Q9, backend="triton", device=DEVICE, nz=1, storage=torch.float32):
     """Decaying Taylor-Green vortex on a periodic n x n grid (x nz for D3Q19), run to t = n^2/8 steps.
 
     Diffusive scaling: tau (so nu) fixed, u0 ~ 1/n, steps ~ n^2, so the Mach number falls with n and
@@ -231,7 +340,7 @@ def taylor_green(n, tau=0.8, u0=None, lattice=D2Q9, backend="triton", device=DEV
     uy = u0 * torch.sin(k * X) * torch.cos(k * Y)
     rho = 1 - 0.75 * u0 ** 2 * (torch.cos(2 * k * X) + torch.cos(2 * k * Y))  # p = rho cs^2, cs^2 = 1/3
     u = torch.stack([ux, uy, torch.zeros_like(ux)])[:, None].expand(3, nz, n, n)
-    sim = LBM(lattice, (n, n, nz), tau, (True, True, True), backend=backend, device=device)
+    sim = LBM(lattice, (n, n, nz), tau, (True, True, True), backend=backend, device=device, storage=storage)
     sim.init(rho[None].expand(nz, n, n).float(), u.float())
     steps = n * n // 8
     sim.step(steps)
@@ -277,10 +386,11 @@ def cavity_parameters(re, n, u_lid=0.1):
 
 
 def cavity(re=100.0, n=128, u_lid=0.1, steps=None, tol=1e-6, check_every=500, backend="triton", device=DEVICE,
-           max_steps=2_000_000):
+           max_steps=2_000_000, storage=torch.float32):
     """Lid-driven square cavity (D2Q9, walls on all sides, lid at y = 1 moving in +x) to a steady state."""
     tau = cavity_parameters(re, n, u_lid)
-    sim = LBM(D2Q9, (n, n), tau, periodic=(False, False, False), u_lid=u_lid, backend=backend, device=device).init()
+    sim = LBM(D2Q9, (n, n), tau, periodic=(False, False, False), u_lid=u_lid, backend=backend, device=device,
+              storage=storage).init()
     history, done, prev = [], 0, sim.moments()[1]
     t0 = time.perf_counter()
     while done < (steps or max_steps):
@@ -320,29 +430,33 @@ def ghia_deviation(pos, line, table, top):
 
 
 # --8<-- [start:check]
-def check_kernel_against_torch(lattice, shape, periodic, u_lid, steps=3):
-    """The Triton step and the PyTorch step from the same random state: same populations."""
+def check_kernel_against_torch(lattice, shape, periodic, u_lid, steps=3, **kw):
+    """The Triton step and the PyTorch step from the same random state: same populations (fp32 storage
+    to 1e-6; fp16 storage of f_i - w_i to 1e-4, its rounding)."""
     torch.manual_seed(0)
-    a = LBM(lattice, shape, 0.7, periodic, u_lid, backend="triton")
+    a = LBM(lattice, shape, 0.7, periodic, u_lid, backend="triton", **kw)
     b = LBM(lattice, shape, 0.7, periodic, u_lid, backend="torch", device=a.device)
     dev = a.device
-    a.f.copy_(a.equilibrium(torch.ones(a.f.shape[1:], device=dev), 0.05 * torch.randn(3, *a.f.shape[1:], device=dev))
-              * (1 + 0.01 * torch.rand(a.f.shape, device=dev)))
-    b.f.copy_(a.f)
+    state = a.equilibrium(torch.ones(a.f.shape[1:], device=dev), 0.05 * torch.randn(3, *a.f.shape[1:], device=dev))
+    state *= 1 + 0.01 * torch.rand(a.f.shape, device=dev)
+    a.set_populations(state)
+    b.set_populations(a.populations())
     a.step(steps)
     b.step(steps)
-    err = (a.f - b.f).abs().max().item()
-    assert err < 1e-6, (lattice.name, shape, periodic, err)
+    err = (a.populations() - b.populations()).abs().max().item()
+    assert err < (1e-4 if a.storage == torch.float16 else 1e-6), (lattice.name, shape, periodic, kw, err)
     return err
 
 
 if __name__ == "__main__":
     small = INTERPRET
-    check_kernel_against_torch(D2Q9, (12, 10) if small else (300, 200), (False, False, True), 0.1)
-    check_kernel_against_torch(D2Q9, (9, 8) if small else (256, 100), (True, True, True), 0.0)
-    check_kernel_against_torch(D3Q19, (6, 5, 4) if small else (64, 48, 40), (False, False, False), 0.1)
-    check_kernel_against_torch(D3Q19, (5, 4, 6) if small else (40, 32, 64), (True, False, True), 0.05)
-    print("Triton step matches the PyTorch step: D2Q9 and D3Q19, walls, lid, periodic")
+    for kw in ({}, {"kernel": "tile"}, {"storage": torch.float16}):
+        check_kernel_against_torch(D2Q9, (12, 10) if small else (300, 200), (False, False, True), 0.1, **kw)
+        check_kernel_against_torch(D2Q9, (9, 8) if small else (256, 100), (True, True, True), 0.0, **kw)
+        check_kernel_against_torch(D3Q19, (6, 5, 4) if small else (64, 48, 40), (False, False, False), 0.1, **kw)
+        check_kernel_against_torch(D3Q19, (5, 4, 6) if small else (40, 32, 64), (True, False, True), 0.05, **kw)
+    print("Triton steps (cell and tile kernels, fp32 and fp16 storage) match the PyTorch step: "
+          "D2Q9 and D3Q19, walls, lid, periodic")
     if not small:
         print(f"Taylor-Green D2Q9 n=64: relative velocity error {taylor_green(64):.2e}")
 # --8<-- [end:check]

@@ -58,11 +58,17 @@ def main(argv=None) -> int:
               fa.attn_bwd_dkdv, ptr, dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1), w, st)
         build({"kernel": "attn_bwd_dq", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
               fa.attn_bwd_dq, ptr, dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2), w, st)
-    lat_types = dict(F_IN="*fp32", F_OUT="*fp32", CX="*i32", CY="*i32", CZ="*i32", W="*fp32", OPP="*i32",
-                     omega="fp32", u_lid="fp32")
     for lat in (lbm.D2Q9, lbm.D3Q19):
+        cell = dict(F_IN="*fp32", F_OUT="*fp32", omega="fp32", u_lid="fp32")
+        build({"kernel": "lbm_step", "lattice": lat.name, "storage": "fp32", "BLOCK": lbm.CELL_BLOCK}, lbm.lbm_step_kernel,
+              cell, dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, PX=False, PY=False, PZ=False, F16=False), lbm.CELL_WARPS, 3)
+        half = dict(cell, F_IN="*fp16", F_OUT="*fp16")
+        build({"kernel": "lbm_step", "lattice": lat.name, "storage": "fp16", "BLOCK": lbm.CELL_BLOCK}, lbm.lbm_step_kernel,
+              half, dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, PX=False, PY=False, PZ=False, F16=True), lbm.CELL_WARPS, 3)
+        tile = dict(F_IN="*fp32", F_OUT="*fp32", CX="*i32", CY="*i32", CZ="*i32", W="*fp32", OPP="*i32",
+                    omega="fp32", u_lid="fp32")
         qp = triton.next_power_of_2(lat.Q)
-        build({"kernel": "lbm_step", "lattice": lat.name, "BLOCK": 512}, lbm.lbm_step_kernel, lat_types,
+        build({"kernel": "lbm_tile", "lattice": lat.name, "storage": "fp32", "BLOCK": 512}, lbm.lbm_tile_kernel, tile,
               dict(Q=lat.Q, QP=qp, BLOCK=512, PX=False, PY=False, PZ=False), 4, 3)
     metrics = {"regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
                "spill_bytes": {"unit": "B", "noise": 0, "fmt": "d"},
