@@ -189,7 +189,7 @@ def lbm_tile_kernel(F_IN, F_OUT,            # (Q, NZ, NY, NX) fp32 post-collisio
 
 
 # --8<-- [start:solver]
-CELL_BLOCK, CELL_WARPS = 128, 4     # one cell per thread; see "Speed" for the sweep that chose it
+CELL_BLOCK, CELL_WARPS = 256, 4     # two cells per thread: the sweep of "Speed" on the H200 chose it
 class LBM:
     """Populations f (Q, NZ, NY, NX); `step(n)` advances n time steps with the chosen backend.
 

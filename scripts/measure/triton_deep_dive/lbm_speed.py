@@ -70,20 +70,23 @@ def main(argv=None) -> int:
             err = (out - tri.f).abs().max().item()
             if err > (1e-4 if impl == "triton_fp16" else 1e-5):
                 sys.exit(f"{NAME}: {impl} {lat_name} differs from the Triton step by {err:.2e}")
-        # block-size sweep of the Triton kernel (its own rows), then the three versions in rounds
-        best_cfg, best_t = None, None
-        for block, warps in SWEEP[:2 if args.quick else None]:
-            tri.block, tri.num_warps = block, warps
-            t = measure.bench(lambda: tri.step())
-            rows.append({"table": "sweep", "lattice": lat_name, "BLOCK": block, "num_warps": warps,
-                         "mlups": cells / t / 1e3})
-            if best_t is None or t < best_t:
-                best_cfg, best_t = (block, warps), t
-        default = lbm.LBM(lat, shape, 0.6, walls, backend="triton", device="cuda")
-        tri.block, tri.num_warps = default.block, default.num_warps
-        del default
-        rows.append({"table": "choice", "lattice": lat_name, "BLOCK": tri.block, "num_warps": tri.num_warps,
-                     "best_BLOCK": best_cfg[0], "best_num_warps": best_cfg[1], "mlups": cells / best_t / 1e3})
+        # block-size sweep of the cell kernel (its own rows), for each storage, then the versions in rounds
+        for storage, sim in (("fp32", tri), ("fp16", half)):
+            best_cfg, best_t = None, None
+            for block, warps in SWEEP[:2 if args.quick else None]:
+                sim.block, sim.num_warps = block, warps
+                t = measure.bench(lambda: sim.step())
+                rows.append({"table": "sweep", "lattice": lat_name, "storage": storage, "BLOCK": block,
+                             "num_warps": warps, "mlups": cells / t / 1e3})
+                if best_t is None or t < best_t:
+                    best_cfg, best_t = (block, warps), t
+            default = lbm.LBM(lat, (8, 8, 8) if lat.dim == 3 else (8, 8), 0.6, walls, backend="triton",
+                              device="cuda", storage=sim.storage)
+            sim.block, sim.num_warps = default.block, default.num_warps
+            del default
+            rows.append({"table": "choice", "lattice": lat_name, "storage": storage, "BLOCK": sim.block,
+                         "num_warps": sim.num_warps, "best_BLOCK": best_cfg[0], "best_num_warps": best_cfg[1],
+                         "mlups": cells / best_t / 1e3})
         each = measure.bench_each_round(fns, rounds=1 if args.quick else 3)
         for impl, ts in each.items():
             t = min(ts)
@@ -92,7 +95,7 @@ def main(argv=None) -> int:
             tbps = mlups * 1e6 * nb / 1e12
             row = {"table": "speed", "lattice": lat_name, "impl": impl, "mlups": mlups, "mlups_spread": measure.spread(ts),
                    "tbps": tbps, "frac_copy": tbps / copy_tbps, "bytes_per_cell": nb}
-            if impl in ("triton", "triton_fp16"):
+            if impl == "triton":
                 row["met_copy"] = tbps / copy_tbps >= TARGET
             rows.append(row)
             print(row, flush=True)
