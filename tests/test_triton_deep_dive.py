@@ -122,8 +122,31 @@ def one_thread():
         ("D3Q19", (5, 4, 6), (True, False, True), 0.05),  # channel: periodic x and z, walls in y
     ],
 )
-def test_triton_step_matches_torch_step(lattice, shape, periodic, u_lid):
-    assert lbm.check_kernel_against_torch(getattr(lbm, lattice), shape, periodic, u_lid) < 1e-6
+@pytest.mark.parametrize("variant", ["cell", "tile", "fp16"])
+def test_triton_step_matches_torch_step(lattice, shape, periodic, u_lid, variant):
+    """The page's cell kernel, its first (tile) version and fp16 storage of f_i - w_i: the same step."""
+    kw = {"cell": {}, "tile": {"kernel": "tile"}, "fp16": {"storage": torch.float16}}[variant]
+    err = lbm.check_kernel_against_torch(getattr(lbm, lattice), shape, periodic, u_lid, **kw)
+    assert err < (1e-4 if variant == "fp16" else 1e-6)
+
+
+def test_fp16_storage_holds_the_shifted_populations():
+    """fp16 buffers hold f_i - w_i: a fluid at rest is stored as zeros, and populations() gives w_i back."""
+    sim = lbm.LBM(lbm.D2Q9, (8, 6), 0.8, storage=torch.float16).init()
+    assert sim.f.dtype == torch.float16 and sim.f.abs().max().item() < 1e-6
+    assert torch.allclose(sim.populations()[:, 0, 0, 0], lbm.D2Q9.w.float())
+    sim.step(2)
+    rho, u = sim.moments()
+    assert torch.allclose(rho, torch.ones_like(rho), atol=1e-3) and u.abs().max().item() < 1e-3
+
+
+def test_cell_kernel_gets_the_lattice_as_constants():
+    """The unrolled kernel's tuples are the lattice's velocities, weights and opposites, in order."""
+    for lat in (lbm.D2Q9, lbm.D3Q19):
+        k = lat.consts
+        assert len(k["W"]) == lat.Q and [list(v) for v in zip(k["CX"], k["CY"], k["CZ"])] == lat.c.tolist()
+        assert all(k["OPP"][k["OPP"][i]] == i for i in range(lat.Q))
+        assert all(isinstance(v, int) for v in k["CX"] + k["CY"] + k["CZ"] + k["OPP"])
 
 
 def test_taylor_green_error_and_second_order_convergence(one_thread):
@@ -178,6 +201,12 @@ def test_lbm_refuses_bad_setups():
         lbm.LBM(lbm.D2Q9, (8, 0), 0.8)
     with pytest.raises(ValueError, match="backend must be"):
         lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="numpy")
+    with pytest.raises(ValueError, match="kernel must be"):
+        lbm.LBM(lbm.D2Q9, (8, 8), 0.8, kernel="warp")
+    with pytest.raises(ValueError, match="storage must be"):
+        lbm.LBM(lbm.D2Q9, (8, 8), 0.8, storage=torch.bfloat16)
+    with pytest.raises(ValueError, match="fp16 storage is implemented by the Triton 'cell' kernel only"):
+        lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="torch", device="cpu", storage=torch.float16)
 
 
 def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
