@@ -187,9 +187,23 @@ def test_attention_rejects_bad_input(shapes, dtypes, message):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("swap", [False, True], ids=["plain", "swap_ab"])
 @pytest.mark.parametrize("split", [1, 3], ids=["one", "split_k"])
-def test_linear_kernel_ragged(dtype, swap, split):
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
+def test_linear_kernel_ragged(dtype, swap, split, tma):
     for M, N, K in ((1, 40, 96), (5, 33, 200), (17, 70, 64)):
-        lin.check(lin.linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+        lin.check(
+            lin.linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, TMA=tma, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32
+        )
+
+
+def test_linear_tma_needs_aligned_rows_and_linear_falls_back():
+    """K = 100 fp16 is a 200-byte row: no TMA box. linear_splitk(TMA=True) says so; linear(), whose
+    table may hold a TMA setting for the nearest measured shape, uses pointer loads instead."""
+    x = torch.randn(64, 100, dtype=torch.float16)
+    w = torch.randn(40, 100, dtype=torch.float16)
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        lin.linear_splitk(x, w, TMA=True, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+    assert lin.linear_config(64, 40, 100)["TMA"]
+    torch.testing.assert_close(lin.linear(x, w).float(), x.float() @ w.float().t(), rtol=2e-2, atol=2e-2)
 
 
 def test_linear_entry_point_and_batch_dims():
@@ -356,11 +370,11 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
     ds = _ds("inference_sweep")
     noise = ds["metrics"]["ratio_cublas"]["noise"]
     sweep = [r for r in ds["rows"] if r["table"] == "sweep" and r["impl"] not in ("cublas", "tma_large")]
-    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K")
+    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA")
     for M, N, K in sorted({(r["M"], r["N"], r["K"]) for r in sweep}):
         here = [r for r in sweep if (r["M"], r["N"], r["K"]) == (M, N, K)]
         cfg = lin.linear_config(M, N, K)
-        chosen = [r for r in here if all(r[k] == cfg[k] for k in keys)]
+        chosen = [r for r in here if all(r.get(k, False) == cfg.get(k, False) for k in keys)]
         assert chosen, f"M={M} N={N} K={K}: linear() uses {cfg}, never timed"
         best = max(here, key=lambda r: r["ratio_cublas"])
         assert chosen[0]["ratio_cublas"] >= (1 - noise) * best["ratio_cublas"], (
@@ -386,7 +400,10 @@ class _FakeCompiled:
         def run(*args):
             named = dict(zip(self.kernel.arg_names, args, strict=True))
             runtime = [v for k, v in named.items() if k not in self.constexprs]
-            if runtime[0].dtype == torch.bfloat16 or (len(runtime) > 1 and runtime[1].dtype == torch.bfloat16):
+            if isinstance(runtime[0], lin.TensorDescriptor):  # the interpreter's tl.dot mishandles bf16
+                if runtime[0].base.dtype == torch.bfloat16:
+                    runtime[:2] = [lin.TensorDescriptor.from_tensor(d.base.float(), d.block_shape) for d in runtime[:2]]
+            elif runtime[0].dtype == torch.bfloat16 or (len(runtime) > 1 and runtime[1].dtype == torch.bfloat16):
                 runtime = [
                     a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 and i < 2 else a
                     for i, a in enumerate(runtime)
@@ -410,11 +427,15 @@ def test_compiled_launch_paths_pass_arguments_in_signature_order(monkeypatch):
     monkeypatch.setattr(lin, "INTERPRET", False)
     monkeypatch.setattr(lin, "_check", lambda *a: None)
     monkeypatch.setattr(lin, "linear_kernel", _Warmable(lin.linear_kernel))
+    monkeypatch.setattr(lin, "linear_tma_kernel", _Warmable(lin.linear_tma_kernel))
     monkeypatch.setattr(lin, "_PLANS", {})
     for dtype in (torch.float16, torch.bfloat16):
         for M, N, K, split in ((3, 40, 96, 1), (19, 33, 200, 3)):
-            for _ in range(2):  # the first call plans, the second reuses the plan
-                lin.check(lin.linear_splitk, dtype, M, N, K, SPLIT_K=split, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+            for tma in (False, True):
+                for _ in range(2):  # the first call plans, the second reuses the plan
+                    lin.check(
+                        lin.linear_splitk, dtype, M, N, K, SPLIT_K=split, TMA=tma, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32
+                    )
     lin.check_fp8(lin.linear_splitk, 5, 48, 96, True, SPLIT_K=2, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
     monkeypatch.setattr(sm, "INTERPRET", False)
     monkeypatch.setattr(sm, "_check", lambda x: x if x.dim() == 2 else x.reshape(-1, x.shape[-1]))

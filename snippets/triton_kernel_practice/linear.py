@@ -11,6 +11,7 @@ import os
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 DEVICE = "cpu" if INTERPRET else "cuda"
@@ -59,6 +60,15 @@ def linear_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
         w_ptrs += BLOCK_K
     if SWAP_AB:
         acc = tl.trans(acc)                          # back to (BLOCK_M, BLOCK_N)
+    _epilogue(acc, pid, pid_k, offs_m, offs_n, M, N, y_ptr, stride_ym, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
+              BLOCK_M, BLOCK_N, SPLIT, SCALE)
+
+
+@triton.jit
+def _epilogue(acc, pid, pid_k, offs_m, offs_n, M, N, y_ptr, stride_ym, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT: tl.constexpr, SCALE: tl.constexpr):
+    rows = tl.where(offs_m < M, offs_m, 0)
+    cols = tl.where(offs_n < N, offs_n, 0)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
     if SPLIT:
@@ -88,6 +98,39 @@ def linear_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
         if SCALE == 2:
             acc = acc * tl.load(sx_ptr + rows)[:, None] * tl.load(sw_ptr + cols)[None, :]
         tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit(do_not_specialize=["M", "split_tiles"])
+def linear_tma_kernel(x_desc, w_desc, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
+                      M, N, K, split_tiles, stride_ym,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      SWAP_AB: tl.constexpr, SPLIT: tl.constexpr, SCALE: tl.constexpr):
+    # The same tiles, split and epilogue; x and W arrive as TMA descriptors. The copy engine fetches
+    # each (rows, BLOCK_K) box into shared memory, zero-filling rows past M or N, and the loop below
+    # is software-pipelined over num_stages buffers with mbarriers: no address arithmetic, no masks.
+    pid = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    num_n = tl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = pid // num_n, pid % num_n
+    k_lo = pid_k * split_tiles * BLOCK_K
+    k_hi = tl.minimum(K, k_lo + split_tiles * BLOCK_K)
+    if SWAP_AB:
+        acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+    else:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(k_lo, k_hi, BLOCK_K):
+        x = x_desc.load([pid_m * BLOCK_M, k])       # past K: zeros, so no mask on a ragged K
+        w = w_desc.load([pid_n * BLOCK_N, k])
+        if SWAP_AB:
+            acc = tl.dot(w, x.T, acc)
+        else:
+            acc = tl.dot(x, w.T, acc)
+    if SWAP_AB:
+        acc = tl.trans(acc)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    _epilogue(acc, pid, pid_k, offs_m, offs_n, M, N, y_ptr, stride_ym, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
+              BLOCK_M, BLOCK_N, SPLIT, SCALE)
 # --8<-- [end:kernel]
 
 
@@ -133,6 +176,12 @@ def _per_row(scale: torch.Tensor, rows: int) -> torch.Tensor:
     return scale.reshape(-1).float().expand(rows).contiguous()
 
 
+def _tma_ok(x, w) -> bool:
+    """TMA boxes need 16-byte aligned base addresses and row strides."""
+    elt = x.element_size()
+    return not ((x.stride(0) * elt) % 16 or (w.stride(0) * elt) % 16 or x.data_ptr() % 16 or w.data_ptr() % 16)
+
+
 def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
     """Everything about a call that depends only on shapes, dtypes, strides and alignment: checked and
     computed once, then reused by every call with the same key (see _key)."""
@@ -147,11 +196,16 @@ def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
     scale = 0 if x_scale is None else (1 if x_scale.numel() == w_scale.numel() == 1 else 2)
     if scale == 2:
         _per_row(x_scale, M), _per_row(w_scale, N)    # clear errors for wrong sizes, before any launch
+    tma = cfg.get("TMA", False)
+    if tma and not _tma_ok(x, w):
+        raise ValueError(f"linear: the TMA kernel needs 16-byte aligned x and W and rows of a multiple of 16 "
+                         f"bytes (K * {x.element_size()}), got row strides {x.stride(0)} and {w.stride(0)}")
+    consts = dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, SWAP_AB=cfg["SWAP_AB"], SPLIT=n_split > 1, SCALE=scale)
+    if not tma:
+        consts["EVEN_K"] = K % BK == 0
     return dict(M=M, N=N, K=K, ws=ws, cnt=cnt, scale=scale, split_tiles=split_tiles, grid=(tiles, n_split, 1),
-                out_dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype),
-                consts=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, SWAP_AB=cfg["SWAP_AB"], SPLIT=n_split > 1,
-                            SCALE=scale, EVEN_K=K % BK == 0),
-                num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], runner=None)
+                out_dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype), tma=tma,
+                consts=consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], runner=None)
 
 
 def _run(plan, x, w, x_scale, w_scale):
@@ -163,17 +217,25 @@ def _run(plan, x, w, x_scale, w_scale):
         if w_scale.numel() != N or w_scale.dtype != torch.float32 or not w_scale.is_contiguous():
             w_scale = _per_row(w_scale, N)
     ws = plan["ws"]
-    args = (x, w, y, ws, plan["cnt"], ws if x_scale is None else x_scale, ws if w_scale is None else w_scale,
-            M, N, plan["K"], plan["split_tiles"], x.stride(0), w.stride(0), N)
+    scales = (ws if x_scale is None else x_scale, ws if w_scale is None else w_scale)
+    if INTERPRET and x.dtype == torch.bfloat16:      # the interpreter's tl.dot mishandles bf16 (see gemm.py)
+        x, w = x.float(), w.float()
+    if plan["tma"]:
+        c = plan["consts"]
+        kernel = linear_tma_kernel
+        args = (TensorDescriptor.from_tensor(x, [c["BLOCK_M"], c["BLOCK_K"]]),
+                TensorDescriptor.from_tensor(w, [c["BLOCK_N"], c["BLOCK_K"]]),
+                y, ws, plan["cnt"], *scales, M, N, plan["K"], plan["split_tiles"], N)
+    else:
+        kernel = linear_kernel
+        args = (x, w, y, ws, plan["cnt"], *scales, M, N, plan["K"], plan["split_tiles"], x.stride(0), w.stride(0), N)
     consts = plan["consts"]
     if INTERPRET:
-        if x.dtype == torch.bfloat16:                # the interpreter's tl.dot mishandles bf16 (see gemm.py)
-            args = (x.float(), w.float(), *args[2:])
-        linear_kernel[plan["grid"]](*args, **consts, num_warps=plan["num_warps"], num_stages=plan["num_stages"])
+        kernel[plan["grid"]](*args, **consts, num_warps=plan["num_warps"], num_stages=plan["num_stages"])
         return y
     if plan["runner"] is None:                       # first call: the JIT compiles (or loads) the kernel
-        compiled = linear_kernel.warmup(*args, **consts, num_warps=plan["num_warps"],
-                                        num_stages=plan["num_stages"], grid=plan["grid"])
+        compiled = kernel.warmup(*args, **consts, num_warps=plan["num_warps"],
+                                 num_stages=plan["num_stages"], grid=plan["grid"])
         plan["runner"] = compiled[plan["grid"]]
     plan["runner"](*args, *consts.values())          # the compiled kernel; constexprs positional, in order
     return y
@@ -194,13 +256,14 @@ _PLANS = {}
 
 
 def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SPLIT_K=1,
-                  SWAP_AB=True, num_warps=4, num_stages=4, out_dtype=None):
-    """y = (x @ W.T) [* scales]; x (M, K), W (N, K). One launch of (tiles, SPLIT_K) programs.
+                  SWAP_AB=True, TMA=False, num_warps=4, num_stages=4, out_dtype=None):
+    """y = (x @ W.T) [* scales]; x (M, K), W (N, K). One launch of (tiles, SPLIT_K) programs, of
+    linear_kernel (pointer loads) or, with TMA=True, of linear_tma_kernel (TMA descriptors).
 
     A kernel that runs for 10-20 us must not spend longer than that on the host: the checks, the
     launch grid and the JIT's dispatch (argument binding, specialization key, cache lookup) are paid
     once per shape; later calls allocate y and launch the compiled kernel."""
-    cfg = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, SPLIT_K=SPLIT_K, SWAP_AB=SWAP_AB,
+    cfg = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, SPLIT_K=SPLIT_K, SWAP_AB=SWAP_AB, TMA=TMA,
                num_warps=num_warps, num_stages=num_stages)
     key = (_key(x, w, x_scale, w_scale), out_dtype, *cfg.values())
     plan = _PLANS.get(key)
@@ -214,31 +277,31 @@ def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, B
 # The fastest Triton setting of each cell of the inference sweep on the H200 (fp16,
 # data/triton_kernel_practice/inference_sweep.json; a test ties the two). M is rounded up to the next
 # bucket; other (N, K) take the setting of the measured shape with the nearest weight size.
-LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, num_warps
+LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, [TMA,] num_warps
     (1, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (8, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (16, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (32, 4096, 4096): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
-    (64, 4096, 4096): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
-    (128, 4096, 4096): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=4, num_warps=4, num_stages=4),
+    (64, 4096, 4096): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=4, num_stages=4),
+    (128, 4096, 4096): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=4, num_stages=4),
     (1, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (8, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (16, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (32, 11008, 4096): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
-    (64, 11008, 4096): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=2, num_warps=4, num_stages=4),
+    (64, 11008, 4096): dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (128, 11008, 4096): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (1, 4096, 11008): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (8, 4096, 11008): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (16, 4096, 11008): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (32, 4096, 11008): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
-    (64, 4096, 11008): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=4, num_warps=4, num_stages=4),
-    (128, 4096, 11008): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=4, num_warps=4, num_stages=4),
+    (64, 4096, 11008): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=4, num_stages=4),
+    (128, 4096, 11008): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=128, SWAP_AB=False, SPLIT_K=2, TMA=True, num_warps=4, num_stages=4),
     (1, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (8, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (16, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, num_warps=4, num_stages=4),
     (32, 8192, 8192): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
-    (64, 8192, 8192): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=2, num_warps=4, num_stages=4),
-    (128, 8192, 8192): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=2, num_warps=4, num_stages=4),
+    (64, 8192, 8192): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
+    (128, 8192, 8192): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
 }
 M_BUCKETS = (1, 8, 16, 32, 64, 128)
 
@@ -266,8 +329,12 @@ def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
             cfg = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, SWAP_AB=False, SPLIT_K=1, num_warps=8, num_stages=3)
         if INTERPRET:                            # keep the CPU interpreter quick
             cfg.update(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
-        plan = _plan(x2 if x2.stride(-1) == 1 else x2.contiguous(), w, None, None, cfg, None)
-        plan["contiguous"] = x2.stride(-1) != 1
+        copy = x2.stride(-1) != 1
+        x2 = x2.contiguous() if copy else x2
+        if cfg.get("TMA") and not _tma_ok(x2, w):  # a shape the TMA kernel cannot take: pointer loads
+            cfg["TMA"] = False
+        plan = _plan(x2, w, None, None, cfg, None)
+        plan["contiguous"] = copy
         _PLANS[key] = plan
     x2 = x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
     if plan["contiguous"]:
@@ -294,9 +361,10 @@ if __name__ == "__main__":
         for M, N, K in ((1, 40, 96), (5, 33, 200), (17, 70, 64)):       # ragged M, N and K
             for swap in (False, True):
                 for split in (1, 3):
-                    check(linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, **small)
+                    for tma in (False, True):
+                        check(linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, TMA=tma, **small)
         check(linear, dtype, 3, 50, 72)
-    print("linear: split-K and swap-AB, fp16 and bf16, ragged shapes, match float64")
+    print("linear: pointer and TMA kernels, split-K and swap-AB, fp16 and bf16, ragged shapes, match float64")
 # --8<-- [end:check]
 
 
@@ -397,6 +465,7 @@ def linear_fp8(x_q, w_q, x_scale, w_scale):
     if cfg is None:          # the 16-bit setting of this shape, with 128-wide K steps (128 bytes of e4m3)
         cfg = linear_config(M, N, K) or dict(BLOCK_M=128, BLOCK_N=128, SWAP_AB=False, SPLIT_K=1, num_warps=8, num_stages=3)
         cfg["BLOCK_K"] = 128
+        cfg["TMA"] = False       # the FP8 rows of the sweeps were timed with pointer loads
         if INTERPRET:
             cfg.update(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
         _FP8_CFG[(M, N, K)] = cfg

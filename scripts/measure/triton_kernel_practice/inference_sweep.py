@@ -5,7 +5,8 @@ y = x @ W.T with W in nn.Linear layout (N, K), M in {1, 8, 16, 32, 64, 128} rows
 (N, K) in {(4096, 4096), (11008, 4096), (4096, 11008), (8192, 8192)}, fp16. Per cell:
 cuBLAS (torch.nn.functional.linear), the large-tile TMA kernel of the GEMM section, then the
 kernel of snippets/triton_kernel_practice/linear.py with small tiles, + split-K, swapped operands
-(W's rows on the MMA's M side), swapped + split-K at several splits and tile widths. Every version
+(W's rows on the MMA's M side), swapped + split-K at several splits and tile widths, and the same
+tiles loaded through TMA descriptors with 128-wide K steps (impl tma_swap, tma_plain). Every version
 is checked against an fp32 product, then timed in ROUNDS rounds in turn (best median kept, the
 round-to-round spread recorded). The weight stream is N*K*bytes / time, against the copy bandwidth.
 Table "fp8_tma": FP8 e4m3 TMA configurations at 4096^3 and 8192^3 beside torch._scaled_mm.
@@ -13,7 +14,7 @@ linear.py's LINEAR_CONFIGS is chosen from the "sweep" rows (tests tie the two).
 
     python scripts/measure/triton_kernel_practice/inference_sweep.py [--out data/triton_kernel_practice/inference_sweep.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 40}   # 37 s on the H200, 2026-12-01, process start included
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 70}
 
 import sys
 
@@ -30,12 +31,14 @@ FP8_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages, EP
     (256, 128, 128, 8, 8, 3, True), (128, 256, 128, 16, 8, 3, True)]
 
 
-def kernel_settings(M: int, BLOCK_N: int, SWAP_AB: bool, SPLIT_K: int, elt: int = 2) -> dict:
+def kernel_settings(M: int, BLOCK_N: int, SWAP_AB: bool, SPLIT_K: int, elt: int = 2, BLOCK_K: int | None = None,
+                    TMA: bool = False) -> dict:
     bm = max(16, 1 << (M - 1).bit_length())
-    bk = 128 if (bm <= 32 or elt == 1) else 64
+    bk = BLOCK_K or (128 if (bm <= 32 or elt == 1) else 64)
     stage = (bm + BLOCK_N) * bk * elt
-    return dict(BLOCK_M=bm, BLOCK_N=BLOCK_N, BLOCK_K=bk, SWAP_AB=SWAP_AB, SPLIT_K=SPLIT_K,
-                num_warps=4 if bm * BLOCK_N <= 64 * 128 else 8, num_stages=max(2, min(4, 160 * 1024 // stage)))
+    return dict(BLOCK_M=bm, BLOCK_N=BLOCK_N, BLOCK_K=bk, SWAP_AB=SWAP_AB, SPLIT_K=SPLIT_K, TMA=TMA,
+                num_warps=4 if bm * BLOCK_N <= 64 * 128 else 8,
+                num_stages=max(2, min(4, (200 if TMA else 160) * 1024 // stage)))
 
 
 def candidates(M: int) -> list[tuple[str, dict]]:
@@ -44,6 +47,12 @@ def candidates(M: int) -> list[tuple[str, dict]]:
     c += [("swap_ab", kernel_settings(M, 64, True, 1))]
     c += [("swap_split", kernel_settings(M, 64, True, s)) for s in (2, 4, 8)]
     c += [("swap_split", kernel_settings(M, 128, True, 4))]
+    # the same tiles fed by TMA descriptors, with 128-wide K steps (a 256-byte row of fp16 per box)
+    c += [("tma_swap", kernel_settings(M, 64, True, s, BLOCK_K=128, TMA=True)) for s in (1, 2, 4)]
+    if M >= 64:
+        c += [("tma_plain", kernel_settings(M, 64, False, s, BLOCK_K=128, TMA=True)) for s in (1, 2)]
+        c += [("tma_plain", kernel_settings(M, 128, False, 1, BLOCK_K=128, TMA=True))]
+        c += [("tma_swap", kernel_settings(M, 128, True, 1, BLOCK_K=128, TMA=True))]
     return c
 
 
