@@ -195,15 +195,19 @@ def test_linear_kernel_ragged(dtype, swap, split, tma):
         )
 
 
-def test_linear_tma_needs_aligned_rows_and_linear_falls_back():
+def test_linear_tma_needs_aligned_rows_and_linear_falls_back(monkeypatch):
     """K = 100 fp16 is a 200-byte row: no TMA box. linear_splitk(TMA=True) says so; linear(), whose
     table may hold a TMA setting for the nearest measured shape, uses pointer loads instead."""
     x = torch.randn(64, 100, dtype=torch.float16)
     w = torch.randn(40, 100, dtype=torch.float16)
     with pytest.raises(ValueError, match="16-byte aligned"):
         lin.linear_splitk(x, w, TMA=True, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
-    assert lin.linear_config(64, 40, 100)["TMA"]
+    assert any(c.get("TMA") for c in lin.LINEAR_CONFIGS.values())
+    tma_cfg = next(c for c in lin.LINEAR_CONFIGS.values() if c.get("TMA"))
+    monkeypatch.setattr(lin, "linear_config", lambda M, N, K: dict(tma_cfg))
+    monkeypatch.setattr(lin, "_PLANS", {})
     torch.testing.assert_close(lin.linear(x, w).float(), x.float() @ w.float().t(), rtol=2e-2, atol=2e-2)
+    assert not next(iter(lin._PLANS.values()))["tma"]
 
 
 def test_linear_entry_point_and_batch_dims():

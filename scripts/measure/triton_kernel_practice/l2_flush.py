@@ -100,7 +100,7 @@ def main(argv=None) -> int:
         "us": {"unit": "µs", "noise": 0.1, "fmt": ".1f"},
         "tbps": {"unit": "TB/s", "noise": 0.1, "fmt": ".2f"},
         "frac_copy": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
-        "dirty_over_clean": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "dirty_over_clean": {"unit": "×", "noise": 0.05, "fmt": ".2f"},   # 1.10 and 1.15 for the 32 MiB copy in two runs
         "met": {"unit": "bool", "noise": 0, "of": "frac_copy"},
     }
     ds = data.new(NAME, metrics, rows, params={"target": {"fmt": ".2f"}})
