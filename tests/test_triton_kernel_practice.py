@@ -370,7 +370,9 @@ def test_softmax_dispatcher_switches_where_the_sweep_says():
 
 def test_linear_choices_are_the_inference_sweeps_fastest():
     """LINEAR_CONFIGS in linear.py is code chosen from inference_sweep.json: for every swept cell the
-    setting linear() uses must have been timed, within noise of the fastest Triton setting there."""
+    setting linear() uses must have been timed, within noise of the fastest Triton setting there. The
+    noise is the dataset's declared one, or twice the larger round-to-round spread of the two rows when
+    that is larger (as the pages judge a figure): a lead inside the rounds' own scatter ranks nothing."""
     ds = _ds("inference_sweep")
     noise = ds["metrics"]["ratio_cublas"]["noise"]
     sweep = [r for r in ds["rows"] if r["table"] == "sweep" and r["impl"] not in ("cublas", "tma_large")]
@@ -381,7 +383,8 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
         chosen = [r for r in here if all(r.get(k, False) == cfg.get(k, False) for k in keys)]
         assert chosen, f"M={M} N={N} K={K}: linear() uses {cfg}, never timed"
         best = max(here, key=lambda r: r["ratio_cublas"])
-        assert chosen[0]["ratio_cublas"] >= (1 - noise) * best["ratio_cublas"], (
+        bound = max(noise, 2 * chosen[0]["ratio_cublas_spread"], 2 * best["ratio_cublas_spread"])
+        assert chosen[0]["ratio_cublas"] >= (1 - bound) * best["ratio_cublas"], (
             M,
             N,
             K,
