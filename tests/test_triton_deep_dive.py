@@ -99,6 +99,37 @@ def test_block_sizes_fit_the_loops():
         assert n1 % m1 == 0 and m2 % n2 == 0, d
 
 
+@pytest.fixture
+def steps(monkeypatch):
+    """attention_steps.py imports the page's attention.py by module name, as it does beside it on disk."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "attention", attn)
+    return _load("attention_steps", True)
+
+
+@pytest.mark.parametrize("N, D", [(37, 64), (70, 128)])
+def test_attention_steps_match_the_reference(steps, N, D):
+    """The three forward steps (pointer loads, TMA without and with pipelining): one result."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, N, D, dtype=torch.float16) for _ in range(3))
+    ref = attn.reference(q, k, v)
+    for step in steps.STEPS:
+        assert attn.rel_err(steps.forward_step(q, k, v, step), ref) < 5e-3, step
+
+
+def test_attention_steps_refuse_what_they_do_not_take(steps):
+    q = torch.randn(1, 4, 16, 64, dtype=torch.float16)
+    kv = torch.randn(1, 2, 16, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="step must be one of"):
+        steps.forward_step(q, q, q, "gluon")
+    with pytest.raises(ValueError, match="Hq = Hkv"):
+        steps.forward_step(q, kv, kv, "pointers")
+    with pytest.raises(ValueError, match="head dim 80 is not supported"):
+        x = torch.randn(1, 2, 16, 80, dtype=torch.float16)
+        steps.forward_step(x, x, x, "tma")
+
+
 # ---------------------------------------------------------------- lattice Boltzmann
 
 lbm = _load("lbm", True)
