@@ -118,6 +118,44 @@ def test_attention_steps_match_the_reference(steps, N, D):
         assert attn.rel_err(steps.forward_step(q, k, v, step), ref) < 5e-3, step
 
 
+_PTX_CHECK = """
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import attention, attention_steps
+k = attention_steps.attn_fwd_pointers
+for D in (64, 128):
+    cfg = dict(attention.FWD_CONFIGS[(D, False)])
+    const = dict(HEAD_DIM=D, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"])
+    sig = {n: "constexpr" if n in const else "*fp16" if n in "QKVO" else "fp32" if n == "qk_scale" else "i32"
+           for n in k.arg_names}
+    c = triton.compile(ASTSource(k, sig, const, {}), target=GPUTarget("cuda", 90, 32),
+                       options={"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]})
+    ptx = c.asm["ptx"]
+    print(D, ptx.count("ld.global"), ptx.count("cp.async"))
+"""
+
+
+def test_pointer_step_is_not_software_pipelined():
+    """The page says Triton 3.6 compiles the pointer kernel's loads to plain ld.global, no cp.async, at
+    the launch settings the steps use (FWD_CONFIGS, full attention): compile it for sm_90 and look (in a
+    fresh process: the compiler must not see this module's interpreted Triton)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", _PTX_CHECK], cwd=SNIPPETS, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    for line in out.stdout.split("\n"):
+        if line.strip():
+            D, loads, async_copies = map(int, line.split())
+            assert loads > 0 and async_copies == 0, (D, loads, async_copies)
+    assert len(out.stdout.split()) == 6, out.stdout
+
+
 def test_attention_steps_refuse_what_they_do_not_take(steps):
     q = torch.randn(1, 4, 16, 64, dtype=torch.float16)
     kv = torch.randn(1, 2, 16, 64, dtype=torch.float16)
