@@ -34,4 +34,6 @@ export NO_MKDOCS_2_WARNING=1
 ruff check --no-cache .
 ruff format --check --no-cache .
 # two workers: the CI machine has 2 cores
-exec python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
+# worksteal: an idle worker takes queued tests from the busy one, so the long tests at the end do not
+# leave a core idle (measured here: 618 s against 744 s with the default load scheduling)
+exec python -m pytest -n "${PYTEST_WORKERS:-2}" --dist worksteal "$@"
