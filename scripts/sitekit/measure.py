@@ -167,10 +167,13 @@ def copy_tbps(nbytes: int = 1 << 30) -> tuple[float, float]:
     return 2 * nbytes / ms / 1e9, ms
 
 
-def sm90_compile(kernel, signature: dict, constants: dict, attrs: dict, num_warps: int, num_stages: int) -> dict:
-    """Compile a @triton.jit kernel for sm_90 on any machine (no GPU needed) and read what the cubin
-    uses: {"regs", "spill_bytes" (stack), "smem_bytes", "num_warps", "sass"}. cuobjdump comes with the
-    Triton wheel. The caller sets TRITON_INTERPRET=0 before importing its kernels."""
+def sm90_compile(
+    kernel, signature: dict, constants: dict, attrs: dict, num_warps: int, num_stages: int, *, gluon: bool = False
+) -> dict:
+    """Compile a @triton.jit kernel (or a @gluon.jit one, gluon=True) for sm_90 on any machine (no GPU
+    needed) and read what the cubin uses: {"regs", "spill_bytes" (stack), "smem_bytes", "num_warps",
+    "sass", "ptx"}. cuobjdump comes with the Triton wheel. The caller sets TRITON_INTERPRET=0 before
+    importing its kernels."""
     import os
     import subprocess
     import tempfile
@@ -180,6 +183,8 @@ def sm90_compile(kernel, signature: dict, constants: dict, attrs: dict, num_warp
     from triton.compiler import ASTSource
 
     tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    if gluon:
+        from triton.experimental.gluon._runtime import GluonASTSource as ASTSource
     k = triton.compile(
         ASTSource(kernel, signature, constants, attrs),
         target=GPUTarget("cuda", 90, 32),
@@ -200,4 +205,5 @@ def sm90_compile(kernel, signature: dict, constants: dict, attrs: dict, num_warp
         "smem_bytes": k.metadata.shared,
         "num_warps": k.metadata.num_warps,
         "sass": sass,
+        "ptx": k.asm["ptx"],
     }

@@ -1,0 +1,203 @@
+"""Step 4 of the attention forward: the FA3 schedule on Hopper, written in Gluon (Triton 3.6).
+
+What plain Triton decides for us, this kernel writes out: shared-memory rings for K and V filled by TMA
+and tracked by mbarriers, asynchronous wgmma, and the order of work inside the loop. The order is the
+one FlashAttention-3 calls intra-warpgroup overlap: the tensor cores start S_{j+1} = Q K_{j+1}^T
+before the softmax of S_j runs on the CUDA cores, and P_j V_j runs while the loop waits for S_{j+1}.
+Eight warps, two warpgroups of 64 query rows each, share the K and V tiles.
+Hopper (sm_90) only: Gluon kernels do not run in the interpreter. Run it:
+`python snippets/triton_deep_dive/attention_gluon.py` on an H100/H200; it imports attention.py from
+its own directory for the input checks and the fp32 reference.
+"""
+# --8<-- [start:kernel]
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma, warpgroup_mma_wait
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+import attention as fa    # attention.py, in the same directory: input checks, LOG2E, the reference
+
+
+@gluon.jit
+def _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, MASK: gl.constexpr, CAUSAL: gl.constexpr):
+    """Online softmax of one score tile: returns P (unnormalized), the rescale factor and the new m, l."""
+    if MASK:      # the diagonal tile (causal) or the tile holding key N_CTX - 1
+        keep = gl.expand_dims(cols, 0) < N_CTX
+        if CAUSAL:
+            keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(rows, 1))
+        s = gl.where(keep, s, -float("inf"))
+    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)          # log2 domain
+    p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))      # one FMA and one exp2 per score
+    alpha = gl.exp2(m_i - m_new)
+    return p, alpha, m_new, l_i * alpha + gl.sum(p, 1)
+
+
+@gluon.jit
+def _refill(desc, bars, smem, slot, row, pred):
+    """TMA one tile into a ring slot; the slot's barrier flips when its bytes have landed."""
+    mbarrier.expect(bars.index(slot), desc.block_type.nbytes, pred=pred)
+    tma.async_copy_global_to_shared(desc, [row, 0], bars.index(slot), smem.index(slot), pred=pred)
+
+
+@gluon.jit
+def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors over (B*H*N, D) row views; O like q; LSE (B*Hq, N)
+                 HQ, GROUP, N_CTX, qk_scale,
+                 HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                 K_STAGES: gl.constexpr, V_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+                 num_warps: gl.constexpr):
+    pid_m = gl.num_programs(0) - 1 - gl.program_id(0) if CAUSAL else gl.program_id(0)
+    bh = gl.program_id(1)                                     # b * HQ + h
+    q_row = bh * N_CTX + pid_m * BLOCK_M
+    kv_row = ((bh // HQ) * (HQ // GROUP) + (bh % HQ) // GROUP) * N_CTX
+    if CAUSAL:
+        n_blocks = gl.cdiv((pid_m + 1) * BLOCK_M, BLOCK_N)
+        mask_from = (pid_m * BLOCK_M) // BLOCK_N             # tiles from here on cross the diagonal
+    else:
+        n_blocks = gl.cdiv(N_CTX, BLOCK_N)
+        mask_from = N_CTX // BLOCK_N                          # the ragged last tile, if any
+    dtype: gl.constexpr = q_desc.dtype
+
+    # wgmma accumulators: each warp owns 16 rows, so the 8 warps form 2 warpgroups of 64 rows
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1],
+                                                       instr_shape=[16, BLOCK_N, 16])
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1],
+                                                       instr_shape=[16, HEAD_DIM, 16])
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)  # P from registers
+    row_s: gl.constexpr = gl.SliceLayout(1, s_layout)
+    row_o: gl.constexpr = gl.SliceLayout(1, o_layout)
+
+    q_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, HEAD_DIM], q_desc.layout)
+    k_smem = gl.allocate_shared_memory(dtype, [K_STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
+    v_smem = gl.allocate_shared_memory(dtype, [V_STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
+    q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    k_bars = gl.allocate_shared_memory(gl.int64, [K_STAGES, 1], mbarrier.MBarrierLayout())
+    v_bars = gl.allocate_shared_memory(gl.int64, [V_STAGES, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(q_bar, count=1)
+    for i in gl.static_range(K_STAGES):
+        mbarrier.init(k_bars.index(i), count=1)
+    for i in gl.static_range(V_STAGES):
+        mbarrier.init(v_bars.index(i), count=1)
+
+    # prologue: Q once, then fill both rings
+    mbarrier.expect(q_bar, q_desc.block_type.nbytes)
+    tma.async_copy_global_to_shared(q_desc, [q_row, 0], q_bar, q_smem)
+    for i in gl.static_range(K_STAGES):
+        _refill(k_desc, k_bars, k_smem, i, kv_row + i * BLOCK_N, i < n_blocks)
+    for i in gl.static_range(V_STAGES):
+        _refill(v_desc, v_bars, v_smem, i, kv_row + i * BLOCK_N, i < n_blocks)
+
+    rows = pid_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_s)
+    cols0 = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+    m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, row_s)
+    l_i = gl.zeros([BLOCK_M], gl.float32, row_s)
+    acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
+    s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+
+    mbarrier.wait(q_bar, 0)
+    mbarrier.wait(k_bars.index(0), 0)
+    s = warpgroup_mma(q_smem, k_smem.index(0).permute((1, 0)), s_zero, use_acc=False, is_async=True)
+    s = warpgroup_mma_wait(0, deps=(s,))
+    if mask_from == 0:
+        p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, True, CAUSAL)
+    else:
+        p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
+    gl.thread_barrier()                                       # both warpgroups are done with K_0
+    _refill(k_desc, k_bars, k_smem, 0, kv_row + K_STAGES * BLOCK_N, K_STAGES < n_blocks)
+    for j in range(0, n_blocks - 1):
+        # 1. tensor cores: start S_{j+1} = Q K_{j+1}^T, and meanwhile rescale O for tile j
+        kn = (j + 1) % K_STAGES
+        mbarrier.wait(k_bars.index(kn), ((j + 1) // K_STAGES) & 1)
+        s = warpgroup_mma(q_smem, k_smem.index(kn).permute((1, 0)), s_zero, use_acc=False, is_async=True)
+        acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)
+        # 2. queue O += P_j V_j behind it
+        mbarrier.wait(v_bars.index(j % V_STAGES), (j // V_STAGES) & 1)
+        acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), v_smem.index(j % V_STAGES), acc,
+                            is_async=True)
+        # 3. S_{j+1} is done (wgmma groups finish in order); its softmax runs while P_j V_j is on the tensor cores
+        s = warpgroup_mma_wait(1, deps=(s,))
+        if j + 1 >= mask_from:
+            p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, (j + 1) * BLOCK_N + cols0, N_CTX,
+                                               True, CAUSAL)
+        else:
+            p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        # 4. both warpgroups are done with K_{j+1} and V_j: refill their slots
+        gl.thread_barrier()
+        _refill(k_desc, k_bars, k_smem, kn, kv_row + (j + 1 + K_STAGES) * BLOCK_N, j + 1 + K_STAGES < n_blocks)
+        _refill(v_desc, v_bars, v_smem, j % V_STAGES, kv_row + (j + V_STAGES) * BLOCK_N, j + V_STAGES < n_blocks)
+    # the last tile's P V
+    j = n_blocks - 1
+    acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)
+    mbarrier.wait(v_bars.index(j % V_STAGES), (j // V_STAGES) & 1)
+    acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), v_smem.index(j % V_STAGES), acc)
+
+    base = bh.to(gl.int64) * N_CTX
+    gl.store(LSE + base + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)   # for the backward, as in attn_fwd
+    o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
+    rows_o = pid_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_o)
+    cols_o = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
+    offs = (base + gl.expand_dims(rows_o, 1)) * HEAD_DIM + gl.expand_dims(cols_o, 0)
+    gl.store(O + offs, o.to(dtype), mask=gl.expand_dims(rows_o, 1) < N_CTX)
+# --8<-- [end:kernel]
+
+
+# --8<-- [start:wrapper]
+# (head dim, causal) -> tiles, ring depths and warps: the fastest of the variants timed on the H200 at
+# B=4 H=32 N=4096. 8 warps = 2 warpgroups sharing one K/V ring; 4 warps = 1 warpgroup, and two CTAs fit
+# on an SM when the rings are small (D = 128, BLOCK 64: Q 16 KB + K 3 x 16 KB + V 3 x 16 KB).
+FA3_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=4),
+               (64, True): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=4),
+               (128, False): dict(BLOCK_M=128, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=8),
+               (128, True): dict(BLOCK_M=64, BLOCK_N=64, K_STAGES=3, V_STAGES=3, num_warps=4)}
+
+
+def _row_desc(t: torch.Tensor, block_rows: int) -> TensorDescriptor:
+    """A TMA descriptor over the (B*H*N, D) row view of a contiguous (B, H, N, D) tensor."""
+    rows = t.view(-1, t.shape[-1])
+    layout = gl.NVMMASharedLayout.get_default_for([block_rows, t.shape[-1]], getattr(gl, str(t.dtype)[6:]))
+    return TensorDescriptor(rows, list(rows.shape), list(rows.stride()), [block_rows, t.shape[-1]], layout)
+
+
+def forward_fa3(q, k, v, causal=False, scale=None, **overrides):
+    """Attention forward with the Gluon kernel: returns (o, lse), lse in the log2 domain like attn_fwd's,
+    so the backward kernels of attention.py take it unchanged."""
+    fa._check_inputs(q, k, v)
+    if fa.INTERPRET or torch.cuda.get_device_capability(q.device)[0] != 9:
+        raise RuntimeError("forward_fa3: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
+    q, k, v = (t.contiguous() for t in (q, k, v))            # the descriptors see (B*H*N, D) rows
+    B, HQ, N, D = q.shape
+    cfg = {**FA3_CONFIGS[(D, bool(causal))], **overrides}
+    scale = D ** -0.5 if scale is None else float(scale)
+    o = torch.empty_like(q)
+    lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
+    grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * HQ)
+    triton.set_allocator(fa._alloc)                           # launch scratch, as for attention.py's kernels
+    attn_fwd_fa3[grid](_row_desc(q, cfg["BLOCK_M"]), _row_desc(k, cfg["BLOCK_N"]), _row_desc(v, cfg["BLOCK_N"]),
+                       o, lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal), **cfg)
+    return o, lse
+# --8<-- [end:wrapper]
+
+
+# --8<-- [start:check]
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    for B, HQ, HKV, N, D, causal, dtype in ((2, 4, 2, 1000, 64, False, torch.float16),
+                                            (2, 4, 2, 1000, 128, True, torch.float16),
+                                            (1, 8, 8, 1537, 128, False, torch.bfloat16),
+                                            (1, 2, 1, 77, 64, True, torch.float16), (1, 2, 2, 1, 128, True, torch.float16)):
+        q = torch.randn(B, HQ, N, D, device="cuda", dtype=dtype)
+        k, v = (torch.randn(B, HKV, N, D, device="cuda", dtype=dtype) for _ in range(2))
+        o, lse = forward_fa3(q, k, v, causal)
+        qr, kr, vr = (t.float().requires_grad_() for t in (q, k, v))
+        ref = fa.reference(qr, kr, vr, causal)
+        # the saved lse drives attention.py's backward: dQ, dK, dV against the fp32 reference
+        do = torch.randn_like(q)
+        grads = fa._backward(q, k, v, o, lse, do, causal, D ** -0.5)
+        refs = torch.autograd.grad(ref, (qr, kr, vr), do.float())
+        errs = [fa.rel_err(o, ref)] + [fa.rel_err(g, r) for g, r in zip(grads, refs)]
+        assert max(errs) < (2e-2 if dtype == torch.bfloat16 else 5e-3), (B, HQ, HKV, N, D, causal, dtype, errs)
+    print("Gluon FA3-schedule forward matches the fp32 reference, and its lse drives the backward "
+          "(GQA, ragged N, causal and full, fp16 and bf16)")
+# --8<-- [end:check]
