@@ -9,6 +9,7 @@ Hopper (sm_90) only: Gluon kernels do not run in the interpreter. Run it:
 `python snippets/triton_deep_dive/attention_gluon.py` on an H100/H200; it imports attention.py from
 its own directory for the input checks and the fp32 reference.
 """
+# needs: gpu
 # --8<-- [start:kernel]
 import torch
 import triton
