@@ -1,13 +1,13 @@
-"""Step 4 of the attention forward: the FA3 schedule on Hopper, written in Gluon (Triton 3.6).
+"""Step 4 of the attention forward: the FA3 loop order on Hopper, written in Gluon (Triton 3.6).
 
 What plain Triton decides for us, this kernel writes out: shared-memory rings for K and V filled by TMA
 and tracked by mbarriers, asynchronous wgmma, and the order of work inside the loop. The order is the
-one FlashAttention-3 calls intra-warpgroup overlap: the tensor cores start S_{j+1} = Q K_{j+1}^T
-before the softmax of S_j runs on the CUDA cores, and P_j V_j runs while the loop waits for S_{j+1}.
-Eight warps, two warpgroups of 64 query rows each, share the K and V tiles.
+one FlashAttention-3 calls intra-warpgroup overlap: the tensor cores compute S_{j+1} = Q K_{j+1}^T
+while O is rescaled for tile j, then P_j V_j while the softmax of S_{j+1} runs on the CUDA cores.
+With 8 warps, two warpgroups of 64 query rows each share the K and V tiles; with 4, one warpgroup.
 Hopper (sm_90) only: Gluon kernels do not run in the interpreter. Run it:
 `python snippets/triton_deep_dive/attention_gluon.py` on an H100/H200; it imports attention.py from
-its own directory for the input checks and the fp32 reference.
+its own directory for the input checks, the fp32 reference and the backward kernels.
 """
 # needs: gpu
 # --8<-- [start:kernel]
