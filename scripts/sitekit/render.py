@@ -120,7 +120,10 @@ SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def column_title(ds: dict, col: str, lang: str) -> str:
-    title = label(col, lang)
+    # a label keyed "<dataset>.<column>" overrides the shared one where a column name means something
+    # else in one dataset (the "step" of attention_steps is a version of a kernel, not a training step)
+    scoped = f"{ds['name']}.{col}"
+    title = label(scoped if scoped in labels() else col, lang)
     unit = ds["metrics"].get(col, {}).get("unit")
     if unit and unit not in title and title == col:
         title = f"{col} ({unit})"
