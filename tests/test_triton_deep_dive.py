@@ -204,6 +204,7 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
 
 def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
     """forward_fa3 says it needs a Hopper GPU (Gluon has no interpreter), after the usual input checks."""
+    import os
     import subprocess
     import sys
 
@@ -216,8 +217,6 @@ def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
         "    except (RuntimeError, ValueError) as e:\n"
         "        print(type(e).__name__, e)\n"
     )
-    import os
-
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
