@@ -203,26 +203,39 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
 
 
 def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
-    """forward_fa3 says it needs a Hopper GPU (Gluon has no interpreter), after the usual input checks."""
+    """forward_fa3 says it needs a Hopper GPU (Gluon has no interpreter), after the usual input checks;
+    the trainable attention() of attention_gluon.py refuses the same bad inputs and, off Hopper (here: the
+    interpreter), is attention.py's attention(): same output, and gradients through the same backward."""
     import os
     import subprocess
     import sys
 
     code = (
-        "import torch, attention_gluon as ag\n"
+        "import torch, attention, attention_gluon as ag\n"
         "q = torch.randn(1, 2, 16, 64, dtype=torch.float16)\n"
-        "for args in ((q, q, q), (q, q, q[..., :32])):\n"
-        "    try:\n"
-        "        ag.forward_fa3(*args)\n"
-        "    except (RuntimeError, ValueError) as e:\n"
-        "        print(type(e).__name__, e)\n"
+        "for f in (ag.forward_fa3, ag.attention):\n"
+        "    for args in ((q, q, q), (q, q, q[..., :32])):\n"
+        "        try:\n"
+        "            f(*args)\n"
+        "        except (RuntimeError, ValueError) as e:\n"
+        "            print(type(e).__name__, e)\n"
+        "torch.manual_seed(0)\n"
+        "q, k, v = (torch.randn(1, 4 // (i + 1), 19, 64, dtype=torch.float16, requires_grad=True) for i in (0, 1, 1))\n"
+        "a = ag.attention(q, k, v, causal=True)\n"
+        "b = attention.attention(q, k, v, causal=True)\n"
+        "ga, gb = (torch.autograd.grad(o, (q, k, v), torch.ones_like(o)) for o in (a, b))\n"
+        "print('same', torch.equal(a, b) and all(torch.equal(x, y) for x, y in zip(ga, gb)))\n"
     )
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    first, second = out.stdout.strip().split("\n")
+    lines = out.stdout.strip().split("\n")
+    assert len(lines) == 4, out.stdout
+    first, second, third, fourth = lines
     assert first.startswith("RuntimeError") and "needs a Hopper GPU (sm_90)" in first, first
     assert second.startswith("ValueError") and "k and v must have shape" in second, second
+    assert third.startswith("ValueError") and "k and v must have shape" in third, third
+    assert fourth == "same True", fourth
 
 
 def test_attention_steps_refuse_what_they_do_not_take(steps):
@@ -387,6 +400,37 @@ def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
             if (r["BLOCK_M1"], r["BLOCK_N1"], r["BLOCK_M2"], r["BLOCK_N2"], r["num_warps"], r["num_stages"]) == key
         ]
         assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), ("bwd", d, causal)
+
+
+def test_chosen_gluon_configs_are_the_fastest_of_the_sweep():
+    """FA3_CONFIGS of attention_gluon.py against the "fwd_gluon" rows of the same sweep: every (head dim,
+    mask) was timed, and the chosen setting is within the dataset's noise of the fastest correct row."""
+    import ast
+    import json
+
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())
+    rows, noise = ds["rows"], ds["metrics"]["tflops"]["noise"]
+    # read FA3_CONFIGS from the source: importing the module needs Gluon's Hopper bindings
+    tree = ast.parse((SNIPPETS / "attention_gluon.py").read_text())
+    node = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "FA3_CONFIGS")
+    configs = {
+        ast.literal_eval(k): {kw.arg: ast.literal_eval(kw.value) for kw in v.keywords}
+        for k, v in zip(node.keys, node.values)
+    }
+    assert set(configs) == {(d, c) for d in attn.HEAD_DIMS for c in (False, True)}
+    for (d, causal), cfg in configs.items():
+        assert cfg["K_STAGES"] == cfg["V_STAGES"], cfg  # the sweep varies one ring depth for both
+        sel = [
+            r
+            for r in rows
+            if r["pass"] == "fwd_gluon"
+            and r["D"] == d
+            and r["mask"] == ("causal" if causal else "none")
+            and r["output"] == "ok"
+        ]
+        key = (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["K_STAGES"], cfg["num_warps"])
+        mine = [r for r in sel if (r["BLOCK_M"], r["BLOCK_N"], r["K_STAGES"], r["num_warps"]) == key]
+        assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), (d, causal, key)
 
 
 def test_cavity_picture_is_rendered_from_its_data():

@@ -5,12 +5,15 @@ and tracked by mbarriers, asynchronous wgmma, and the order of work inside the l
 one FlashAttention-3 calls intra-warpgroup overlap: the tensor cores compute S_{j+1} = Q K_{j+1}^T
 while O is rescaled for tile j, then P_j V_j while the softmax of S_{j+1} runs on the CUDA cores.
 With 8 warps, two warpgroups of 64 query rows each share the K and V tiles; with 4, one warpgroup.
-Hopper (sm_90) only: Gluon kernels do not run in the interpreter. Run it:
+The kernel is Hopper (sm_90) only, and Gluon kernels do not run in the interpreter; `attention()` below
+is the trainable entry point that uses it on Hopper and attention.py's forward everywhere else. Run it:
 `python snippets/triton_deep_dive/attention_gluon.py` on an H100/H200; it imports attention.py from
 its own directory for the input checks, the fp32 reference and the backward kernels.
 """
 # needs: gpu
 # --8<-- [start:kernel]
+import math
+
 import torch
 import triton
 from triton.experimental import gluon
@@ -145,13 +148,13 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors over (B*H*N,
 
 
 # --8<-- [start:wrapper]
-# (head dim, causal) -> tiles, ring depths and warps: the fastest of the variants timed on the H200 at
-# B=4 H=32 N=4096. 8 warps = 2 warpgroups sharing one K/V ring; 4 warps = 1 warpgroup, and two CTAs fit
-# on an SM when the rings are small (D = 128, BLOCK 64: Q 16 KB + K 3 x 16 KB + V 3 x 16 KB).
+# (head dim, causal) -> tiles, ring depths and warps: the fastest correct rows of the "fwd_gluon" sweep in
+# data/triton_deep_dive/attention_tuning.json (B=4 H=32 N=4096; a test keeps them within its noise).
+# 8 warps = 2 warpgroups sharing one K/V ring; 4 warps = 1 warpgroup, and two CTAs fit on an SM.
 FA3_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=4),
                (64, True): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=4),
                (128, False): dict(BLOCK_M=128, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=8),
-               (128, True): dict(BLOCK_M=64, BLOCK_N=64, K_STAGES=3, V_STAGES=3, num_warps=4)}
+               (128, True): dict(BLOCK_M=128, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=8)}
 
 
 def _row_desc(t: torch.Tensor, block_rows: int) -> TensorDescriptor:
@@ -178,6 +181,35 @@ def forward_fa3(q, k, v, causal=False, scale=None, **overrides):
     attn_fwd_fa3[grid](_row_desc(q, cfg["BLOCK_M"]), _row_desc(k, cfg["BLOCK_N"]), _row_desc(v, cfg["BLOCK_N"]),
                        o, lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal), **cfg)
     return o, lse
+
+
+def on_hopper(t: torch.Tensor) -> bool:
+    return not fa.INTERPRET and t.is_cuda and torch.cuda.get_device_capability(t.device)[0] == 9
+
+
+class GluonForwardAttention(torch.autograd.Function):
+    """attention.py's FlashAttention with the Gluon forward: the same saved tensors (q, k, v, o and the
+    log2-domain lse), so the same backward kernels."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, causal, scale):
+        q, k, v = (t.contiguous() for t in (q, k, v))
+        o, lse = forward_fa3(q, k, v, causal, scale)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.causal, ctx.scale = causal, scale
+        return o
+
+    backward = staticmethod(fa.FlashAttention.backward)
+
+
+def attention(q, k, v, causal=False, scale=None):
+    """attention.attention, with the forward run by the Gluon kernel on Hopper (sm_90). On any other
+    GPU, and in the interpreter, it is attention.attention: the plain Triton forward."""
+    fa._check_inputs(q, k, v)
+    if not on_hopper(q):
+        return fa.attention(q, k, v, causal, scale)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    return GluonForwardAttention.apply(q, k, v, bool(causal), scale)
 # --8<-- [end:wrapper]
 
 
@@ -190,15 +222,16 @@ if __name__ == "__main__":
                                             (1, 2, 1, 77, 64, True, torch.float16), (1, 2, 2, 1, 128, True, torch.float16)):
         q = torch.randn(B, HQ, N, D, device="cuda", dtype=dtype)
         k, v = (torch.randn(B, HKV, N, D, device="cuda", dtype=dtype) for _ in range(2))
-        o, lse = forward_fa3(q, k, v, causal)
         qr, kr, vr = (t.float().requires_grad_() for t in (q, k, v))
         ref = fa.reference(qr, kr, vr, causal)
-        # the saved lse drives attention.py's backward: dQ, dK, dV against the fp32 reference
+        # the trainable entry point: Gluon forward, then attention.py's backward kernels on the saved lse
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        o = attention(qg, kg, vg, causal)
         do = torch.randn_like(q)
-        grads = fa._backward(q, k, v, o, lse, do, causal, D ** -0.5)
+        grads = torch.autograd.grad(o, (qg, kg, vg), do)
         refs = torch.autograd.grad(ref, (qr, kr, vr), do.float())
         errs = [fa.rel_err(o, ref)] + [fa.rel_err(g, r) for g, r in zip(grads, refs)]
         assert max(errs) < (2e-2 if dtype == torch.bfloat16 else 5e-3), (B, HQ, HKV, N, D, causal, dtype, errs)
-    print("Gluon FA3-schedule forward matches the fp32 reference, and its lse drives the backward "
+    print("attention() with the Gluon FA3-schedule forward matches the fp32 reference, gradients included "
           "(GQA, ragged N, causal and full, fp16 and bf16)")
 # --8<-- [end:check]

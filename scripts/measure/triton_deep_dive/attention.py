@@ -2,16 +2,21 @@
 """FlashAttention forward and backward of "Deep Dive into OpenAI Triton" against PyTorch SDPA's cuDNN
 and flash backends, timed in the same run, three rounds in turn (best median kept, spread recorded).
 
+Two forwards: "triton" (attention.py, plain Triton) and "gluon" (attention_gluon.attention, whose forward
+is the Gluon FA3-schedule kernel on Hopper). Both save the same tensors for the same backward kernels, so
+the backward is timed once, as "triton".
+
 fp16, (B, H, N) in {(4, 32, 4096), (2, 16, 16384)}, D in {64, 128}, causal and full. Forward FLOPs
 4*B*H*N^2*D (halved for causal); backward FLOPs 2.5x the forward's, as the FlashAttention papers count.
 The backward is timed as torch.autograd.grad of a saved forward (preprocess + dK/dV + dQ for Triton).
-Every output and gradient is checked first (fp32 reference, or SDPA where that is too large).
+Every output and gradient is checked first (fp32 reference, or SDPA where that is too large); on a
+GPU other than Hopper the "gluon" rows would time attention.py's forward again, so the script refuses.
 Targets (issue 14): forward >= 1.0x cuDNN at D=128 full, >= 0.9x cuDNN elsewhere, >= 1.3x SDPA flash
 everywhere; backward >= 0.8x cuDNN and >= 1.3x SDPA flash everywhere.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 60}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 75}
 
 import sys
 
@@ -37,6 +42,10 @@ def main(argv=None) -> int:
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     fa = measure.snippet("triton_deep_dive/attention")
+    sys.modules["attention"] = fa                  # attention_gluon.py imports it by this name
+    ag = measure.snippet("triton_deep_dive/attention_gluon")
+    if torch.cuda.get_device_capability()[0] != 9:
+        sys.exit(f"{NAME}: the 'gluon' rows need a Hopper GPU (sm_90), got {torch.cuda.get_device_name()}")
     backends = {"sdpa_cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa_flash": SDPBackend.FLASH_ATTENTION}
     torch.manual_seed(0)
     rows = []
@@ -49,12 +58,14 @@ def main(argv=None) -> int:
                 def run(impl):
                     if impl == "triton":
                         return fa.attention(q, k, v, causal=causal)
+                    if impl == "gluon":
+                        return ag.attention(q, k, v, causal=causal)
                     with sdpa_kernel(backends[impl]):
                         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
                 # correctness first: forward against fp32 (or cuDNN when N x N in fp32 is too large),
                 # gradients of Triton against SDPA flash's
-                outs = {impl: run(impl) for impl in ("triton", *backends)}
+                outs = {impl: run(impl) for impl in ("triton", "gluon", *backends)}
                 grads = {impl: torch.autograd.grad(o, (q, k, v), do) for impl, o in outs.items()}
                 if N <= 4096:
                     ref = fa.reference(q.detach(), k.detach(), v.detach(), causal)
@@ -64,16 +75,17 @@ def main(argv=None) -> int:
                     err = measure.rel_err(o.detach(), ref)
                     if err > 3e-3:
                         sys.exit(f"{NAME}: {impl} forward N={N} D={D} causal={causal}: relative error {err:.2e}")
-                for name, g, r in zip("qkv", grads["triton"], grads["sdpa_flash"]):
-                    err = measure.rel_err(g, r)
-                    if err > 5e-3:
-                        sys.exit(f"{NAME}: triton d{name} N={N} D={D} causal={causal}: {err:.2e} from SDPA flash")
+                for impl in ("triton", "gluon"):
+                    for name, g, r in zip("qkv", grads[impl], grads["sdpa_flash"]):
+                        err = measure.rel_err(g, r)
+                        if err > 5e-3:
+                            sys.exit(f"{NAME}: {impl} d{name} N={N} D={D} causal={causal}: {err:.2e} from SDPA flash")
                 del outs, grads, ref
 
                 flops = 4 * B * H * N * N * D / (2 if causal else 1)
                 for direction in ("fwd", "bwd"):
                     fns = {}
-                    for impl in ("triton", *backends):
+                    for impl in ("triton", "gluon", *backends) if direction == "fwd" else ("triton", *backends):
                         if direction == "fwd":
                             def fn(impl=impl):
                                 with torch.no_grad():
@@ -91,7 +103,7 @@ def main(argv=None) -> int:
                         row = {"B": B, "H": H, "N": N, "D": D, "mask": "causal" if causal else "none",
                                "pass": direction, "impl": impl, "tflops": work / t / 1e9,
                                "tflops_spread": measure.spread(each[impl]), "ms": t}
-                        if impl == "triton":
+                        if impl in ("triton", "gluon"):
                             tc = cudnn_target(direction, D, causal)
                             r_c, r_f = best["sdpa_cudnn"] / t, best["sdpa_flash"] / t
                             row.update(ratio_cudnn=r_c, ratio_flash=r_f, target_cudnn=tc,

@@ -5,10 +5,12 @@ fp16, B = 4, H = 32, N = 4096, D in {64, 128}, causal and full. For each configu
 (forward) or the gradients (backward) are checked against SDPA's flash backend before timing; a
 configuration that does not fit in shared memory is recorded as such. The snippet's FWD_CONFIGS and
 BWD_CONFIGS are the fastest rows of this table (tests/test_triton_deep_dive.py ties them together).
+Rows with pass "fwd_gluon" sweep the Gluon forward of attention_gluon.py (tiles, ring depth for K and V,
+warps; Hopper only), whose FA3_CONFIGS are tied to them the same way.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 80}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 100}
 
 import sys
 
@@ -22,6 +24,8 @@ BWD = {64: [(32, 128, 128, 32, 4, 3), (32, 128, 128, 32, 8, 3), (64, 128, 128, 6
             (16, 128, 128, 16, 4, 3)],
        128: [(32, 128, 128, 32, 8, 2), (32, 128, 128, 32, 4, 2), (64, 128, 128, 64, 8, 2), (32, 64, 64, 32, 4, 3),
              (64, 64, 64, 64, 8, 2)]}
+GLUON = {64: [(64, 128, 2, 4), (64, 64, 3, 4), (128, 128, 2, 8)],            # BLOCK_M, BLOCK_N, stages, warps
+         128: [(128, 128, 2, 8), (64, 64, 3, 4), (64, 128, 2, 4), (128, 64, 3, 8)]}
 
 
 def main(argv=None) -> int:
@@ -32,6 +36,10 @@ def main(argv=None) -> int:
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     fa = measure.snippet("triton_deep_dive/attention")
+    sys.modules["attention"] = fa                  # attention_gluon.py imports it by this name
+    ag = measure.snippet("triton_deep_dive/attention_gluon")
+    if torch.cuda.get_device_capability()[0] != 9:
+        sys.exit(f"{NAME}: the 'fwd_gluon' rows need a Hopper GPU (sm_90), got {torch.cuda.get_device_name()}")
     n = 1024 if args.quick else N
     torch.manual_seed(0)
     rows = []
@@ -76,6 +84,20 @@ def main(argv=None) -> int:
                 print(rows[-1], flush=True)
                 del o, g
             fa.BWD_CONFIGS.update(saved_b)
+            for bm, bn, st, w in GLUON[D][:2 if args.quick else None]:
+                cfg = dict(BLOCK_M=bm, BLOCK_N=bn, K_STAGES=st, V_STAGES=st, num_warps=w)
+                row = {"pass": "fwd_gluon", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": bm,
+                       "BLOCK_N": bn, "K_STAGES": st, "num_warps": w}
+                try:
+                    with torch.no_grad():
+                        err = measure.rel_err(ag.forward_fa3(q, k, v, causal, **cfg)[0], ref)
+                        t = measure.bench(lambda: ag.forward_fa3(q, k, v, causal, **cfg))
+                except Exception as e:
+                    print(f"fwd_gluon {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                    rows.append({**row, "output": "no_fit", "tflops": None})
+                    continue
+                rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
+                print(rows[-1], flush=True)
         del q, k, v, do
     metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"}}
     ds = data.new(NAME, metrics, rows)
