@@ -183,8 +183,13 @@ def forward_fa3(q, k, v, causal=False, scale=None, **overrides):
     return o, lse
 
 
-def on_hopper(t: torch.Tensor) -> bool:
-    return not fa.INTERPRET and t.is_cuda and torch.cuda.get_device_capability(t.device)[0] == 9
+def uses_gluon(q, k, v) -> bool:
+    """Whether attention() runs the Gluon forward: on Hopper, for contiguous q, k, v. The kernel's
+    descriptors see (B*H*N, D) rows; copying strided views (say q, k, v split from one QKV projection)
+    to get them costs more than the Gluon kernel saves, so those take attention.py's forward, whose
+    descriptors follow the strides."""
+    return (not fa.INTERPRET and q.is_cuda and torch.cuda.get_device_capability(q.device)[0] == 9
+            and all(t.is_contiguous() for t in (q, k, v)))
 
 
 class GluonForwardAttention(torch.autograd.Function):
@@ -193,7 +198,6 @@ class GluonForwardAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, causal, scale):
-        q, k, v = (t.contiguous() for t in (q, k, v))
         o, lse = forward_fa3(q, k, v, causal, scale)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.causal, ctx.scale = causal, scale
@@ -203,10 +207,10 @@ class GluonForwardAttention(torch.autograd.Function):
 
 
 def attention(q, k, v, causal=False, scale=None):
-    """attention.attention, with the forward run by the Gluon kernel on Hopper (sm_90). On any other
-    GPU, and in the interpreter, it is attention.attention: the plain Triton forward."""
+    """attention.attention, with the forward run by the Gluon kernel on Hopper (sm_90) when q, k, v are
+    contiguous. Otherwise (other GPUs, strided views, the interpreter) it is attention.attention."""
     fa._check_inputs(q, k, v)
-    if not on_hopper(q):
+    if not uses_gluon(q, k, v):
         return fa.attention(q, k, v, causal, scale)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     return GluonForwardAttention.apply(q, k, v, bool(causal), scale)

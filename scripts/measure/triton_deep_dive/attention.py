@@ -54,6 +54,8 @@ def main(argv=None) -> int:
             q, k, v = (torch.randn(B, H, N, D, device="cuda", dtype=torch.float16, requires_grad=True)
                        for _ in range(3))
             do = torch.randn_like(q)
+            if not ag.uses_gluon(q, k, v):
+                sys.exit(f"{NAME}: attention_gluon.attention would not take its Gluon forward here")
             for causal in (False, True):
                 def run(impl):
                     if impl == "triton":
