@@ -360,56 +360,43 @@ def test_lbm_refuses_bad_setups():
         lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="torch", device="cpu", storage=torch.float16)
 
 
-def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
-    """FWD_CONFIGS / BWD_CONFIGS were the fastest correct rows of the sweep they were chosen from; in every
-    later sweep (data/triton_deep_dive/attention_tuning.json) each must stay within the dataset's declared
-    noise of the fastest correct row for its head dim and mask (a closer call is not a measured win)."""
+def _assert_chosen_is_fastest(pass_, configs, columns, key_of):
+    """Each (head dim, causal) setting in `configs` is a row of the sweep (data/triton_deep_dive/
+    attention_tuning.json, rows of this `pass`) and within the dataset's declared noise of the fastest
+    correct row for its head dim and mask (a closer call is not a measured win)."""
     import json
 
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())
-    rows, noise = ds["rows"], ds["metrics"]["tflops"]["noise"]
-    for (d, causal), cfg in attn.FWD_CONFIGS.items():
-        sel = [
-            r
-            for r in rows
-            if r["pass"] == "fwd"
-            and r["D"] == d
-            and r["mask"] == ("causal" if causal else "none")
-            and r["output"] == "ok"
-        ]
-        mine = [
-            r
-            for r in sel
-            if (r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"])
-            == (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"], cfg["num_stages"])
-        ]
-        assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), ("fwd", d, causal)
-    for (d, causal), cfg in attn.BWD_CONFIGS.items():
-        sel = [
-            r
-            for r in rows
-            if r["pass"] == "bwd"
-            and r["D"] == d
-            and r["mask"] == ("causal" if causal else "none")
-            and r["output"] == "ok"
-        ]
-        key = (*cfg["DKDV"], *cfg["DQ"], cfg["num_warps"], cfg["num_stages"])
-        mine = [
-            r
-            for r in sel
-            if (r["BLOCK_M1"], r["BLOCK_N1"], r["BLOCK_M2"], r["BLOCK_N2"], r["num_warps"], r["num_stages"]) == key
-        ]
-        assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), ("bwd", d, causal)
+    noise = ds["metrics"]["tflops"]["noise"]
+    assert set(configs) == {(d, c) for d in attn.HEAD_DIMS for c in (False, True)}
+    for (d, causal), cfg in configs.items():
+        mask = "causal" if causal else "none"
+        sel = [r for r in ds["rows"] if (r["pass"], r["D"], r["mask"], r["output"]) == (pass_, d, mask, "ok")]
+        mine = [r for r in sel if tuple(r[c] for c in columns) == key_of(cfg)]
+        assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), (pass_, d, causal)
+
+
+def test_chosen_attention_configs_are_the_fastest_of_the_sweep():
+    """FWD_CONFIGS / BWD_CONFIGS were the fastest correct rows of the sweep they were chosen from, and stay
+    within its noise of the fastest row in every later run of it."""
+    _assert_chosen_is_fastest(
+        "fwd",
+        attn.FWD_CONFIGS,
+        ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages"),
+        lambda c: (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]),
+    )
+    _assert_chosen_is_fastest(
+        "bwd",
+        attn.BWD_CONFIGS,
+        ("BLOCK_M1", "BLOCK_N1", "BLOCK_M2", "BLOCK_N2", "num_warps", "num_stages"),
+        lambda c: (*c["DKDV"], *c["DQ"], c["num_warps"], c["num_stages"]),
+    )
 
 
 def test_chosen_gluon_configs_are_the_fastest_of_the_sweep():
-    """FA3_CONFIGS of attention_gluon.py against the "fwd_gluon" rows of the same sweep: every (head dim,
-    mask) was timed, and the chosen setting is within the dataset's noise of the fastest correct row."""
+    """FA3_CONFIGS of attention_gluon.py against the "fwd_gluon" rows of the same sweep."""
     import ast
-    import json
 
-    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())
-    rows, noise = ds["rows"], ds["metrics"]["tflops"]["noise"]
     # read FA3_CONFIGS from the source: importing the module needs Gluon's Hopper bindings
     tree = ast.parse((SNIPPETS / "attention_gluon.py").read_text())
     node = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "FA3_CONFIGS")
@@ -417,20 +404,14 @@ def test_chosen_gluon_configs_are_the_fastest_of_the_sweep():
         ast.literal_eval(k): {kw.arg: ast.literal_eval(kw.value) for kw in v.keywords}
         for k, v in zip(node.keys, node.values)
     }
-    assert set(configs) == {(d, c) for d in attn.HEAD_DIMS for c in (False, True)}
-    for (d, causal), cfg in configs.items():
+    for cfg in configs.values():
         assert cfg["K_STAGES"] == cfg["V_STAGES"], cfg  # the sweep varies one ring depth for both
-        sel = [
-            r
-            for r in rows
-            if r["pass"] == "fwd_gluon"
-            and r["D"] == d
-            and r["mask"] == ("causal" if causal else "none")
-            and r["output"] == "ok"
-        ]
-        key = (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["K_STAGES"], cfg["num_warps"])
-        mine = [r for r in sel if (r["BLOCK_M"], r["BLOCK_N"], r["K_STAGES"], r["num_warps"]) == key]
-        assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), (d, causal, key)
+    _assert_chosen_is_fastest(
+        "fwd_gluon",
+        configs,
+        ("BLOCK_M", "BLOCK_N", "K_STAGES", "num_warps"),
+        lambda c: (c["BLOCK_M"], c["BLOCK_N"], c["K_STAGES"], c["num_warps"]),
+    )
 
 
 def test_cavity_picture_is_rendered_from_its_data():
