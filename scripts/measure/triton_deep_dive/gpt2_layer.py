@@ -10,7 +10,7 @@ projection -> residual; batch 32 x 1024 tokens, bf16 autocast, AdamW, MSE loss a
 target. Both models start from the same weights and see the same data: the loss curves over 200 steps
 must agree within bf16 tolerance (largest relative difference recorded). Then one training step
 (forward, backward, optimizer) of each is timed, three rounds in turn. Target (issue 14): >= 1.0x SDPA.
-32 sequences, not 8: at 8 the step was bound by the host's kernel launches, and two runs of the same
+32 sequences, not 8: at 8 a step takes 2-3 ms, short enough for host-side launches to weigh on it; two runs of the same
 code at e301acf gave 0.88x and 0.75x SDPA (this dataset's history); at 32 the GPU work per step is
 four times larger, while the host launches the same kernels.
 """
