@@ -393,6 +393,39 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
         )
 
 
+def test_fp8_linear_choices_are_the_fp8_sweeps_fastest():
+    """FP8_LINEAR_CONFIGS is chosen from the "fp8_sweep" rows of inference_sweep.json: every cell's
+    setting was timed there, within noise of the fastest setting (the noise as in the 16-bit test)."""
+    ds = _ds("inference_sweep")
+    noise = ds["metrics"]["ratio_best"]["noise"]
+    sweep = [r for r in ds["rows"] if r["table"] == "fp8_sweep" and r["impl"] == "triton"]
+    cells = sorted({(r["M"], r["N"], r["K"]) for r in sweep})
+    assert set(cells) == set(lin.FP8_LINEAR_CONFIGS), "the table and the sweep cover different cells"
+    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "num_warps", "num_stages")
+    for M, N, K in cells:
+        here = [r for r in sweep if (r["M"], r["N"], r["K"]) == (M, N, K)]
+        cfg = lin.linear_fp8_config(M, N, K)
+        chosen = [r for r in here if all(r[k] == cfg[k] for k in keys)]
+        assert chosen, f"M={M} N={N} K={K}: linear_fp8() uses {cfg}, never timed"
+        best = max(here, key=lambda r: r["ratio_best"])
+        bound = max(noise, 2 * chosen[0]["ratio_best_spread"], 2 * best["ratio_best_spread"])
+        assert chosen[0]["ratio_best"] >= (1 - bound) * best["ratio_best"], (
+            M,
+            N,
+            K,
+            chosen[0]["config"],
+            best["config"],
+        )
+
+
+def test_fp8_linear_config_buckets():
+    assert lin.linear_fp8_config(5, 4096, 4096) == {**lin.FP8_LINEAR_CONFIGS[(16, 4096, 4096)], "BLOCK_M": 16}
+    assert lin.linear_fp8_config(1, 4096, 4096)["BLOCK_M"] == 16
+    assert lin.linear_fp8_config(40, 8192, 8192) == {**lin.FP8_LINEAR_CONFIGS[(128, 8192, 8192)], "BLOCK_M": 128}
+    assert lin.linear_fp8_config(8, 8000, 8000) == lin.linear_fp8_config(8, 8192, 8192)  # nearest weight size
+    assert lin.linear_fp8_config(129, 4096, 4096) is None  # many rows: the persistent TMA kernel
+
+
 class _FakeCompiled:
     """Stands in for kernel.warmup(...) on a CPU: its launcher takes every argument positionally, as a
     compiled kernel's does, and runs the interpreted kernel with them bound by name. A wrapper that

@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     torch.manual_seed(0)
     cells = [(s, s, s) for s in SQUARE] + [(m, n, k) for n, k in SHAPES for m in MS]
     warm("measure.triton_kernel_practice.fp8_gemm", [(4096, 4096, 4096, False), (4096, 4096, 4096, True)]
-         + [(m, n, k, pr) for m in MS for n, k in SHAPES[:1] for pr in (False, True)])
+         + [(m, n, k, pr) for m in MS for n, k in SHAPES for pr in (False, True)])   # settings differ by shape
     rows = []
     for M, N, K in cells:
         x = torch.randn(M, K, device="cuda")

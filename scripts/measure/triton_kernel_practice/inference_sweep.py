@@ -10,11 +10,14 @@ tiles loaded through TMA descriptors with 128-wide K steps (impl tma_swap, tma_p
 is checked against an fp32 product, then timed in ROUNDS rounds in turn (best median kept, the
 round-to-round spread recorded). The weight stream is N*K*bytes / time, against the copy bandwidth.
 Table "fp8_tma": FP8 e4m3 TMA configurations at 4096^3 and 8192^3 beside torch._scaled_mm.
-linear.py's LINEAR_CONFIGS is chosen from the "sweep" rows (tests tie the two).
+Table "fp8_sweep": the split-K kernel with e4m3 operands and per-tensor scales at M in {1, 16, 128}
+on the four weights, FP8_CANDIDATES beside torch._scaled_mm (both accumulation modes), ratio against
+the faster. linear.py's LINEAR_CONFIGS is chosen from the "sweep" rows and FP8_LINEAR_CONFIGS from
+the "fp8_sweep" rows (tests tie them).
 
     python scripts/measure/triton_kernel_practice/inference_sweep.py [--out data/triton_kernel_practice/inference_sweep.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 70}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 90}
 
 import sys
 
@@ -29,6 +32,32 @@ BENCH = dict(warmup=2, rep=8)
 FP8_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages, EPI_SPLIT
     (128, 256, 128, 8, 8, 3, True), (128, 256, 128, 8, 8, 4, True), (128, 128, 128, 8, 8, 4, False),
     (256, 128, 128, 8, 8, 3, True), (128, 256, 128, 16, 8, 3, True)]
+
+
+FP8_MS = (1, 16, 128)
+# e4m3 halves a K step's bytes: 256-wide steps and deeper rings are in the list beside the 16-bit
+# table's 128-wide ones. (BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, TMA, num_warps, num_stages); BLOCK_M 16 or 128.
+FP8_CANDIDATES = {
+    16: [(64, 256, True, 1, False, 4, 6), (64, 256, True, 1, False, 4, 4), (64, 256, True, 2, False, 4, 4),
+         (64, 256, True, 4, False, 4, 4), (64, 128, True, 1, True, 4, 6), (128, 128, True, 1, True, 4, 6),
+         (64, 256, True, 1, True, 4, 6), (64, 256, True, 4, True, 4, 3), (128, 128, True, 1, False, 4, 6),
+         (128, 256, True, 4, False, 4, 4), (64, 128, True, 4, False, 4, 4), (64, 128, True, 2, False, 4, 6)],
+    128: [(64, 128, False, 1, False, 4, 4), (64, 256, True, 2, False, 4, 3), (64, 256, False, 1, False, 8, 3),
+          (128, 256, False, 1, True, 4, 3), (64, 128, False, 1, False, 8, 4), (64, 256, False, 2, True, 8, 4),
+          (64, 256, False, 2, False, 8, 4), (64, 256, True, 2, True, 4, 4), (64, 256, True, 1, True, 4, 4),
+          (64, 256, False, 1, True, 4, 4), (64, 256, True, 1, False, 4, 4), (64, 256, False, 1, True, 8, 4)],
+}
+
+
+def fp8_candidates(M: int) -> list[dict]:
+    bm = 16 if M <= 16 else 128
+    keys = ("BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "num_warps", "num_stages")
+    return [dict(BLOCK_M=bm, **dict(zip(keys, c))) for c in FP8_CANDIDATES[bm]]
+
+
+def fp8_label(cfg: dict) -> str:
+    return (f"{'swap' if cfg['SWAP_AB'] else 'plain'}{' tma' if cfg['TMA'] else ''} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x"
+            f"{cfg['BLOCK_K']} S{cfg['SPLIT_K']} w{cfg['num_warps']} s{cfg['num_stages']}")
 
 
 def kernel_settings(M: int, BLOCK_N: int, SWAP_AB: bool, SPLIT_K: int, elt: int = 2, BLOCK_K: int | None = None,
@@ -71,9 +100,11 @@ def make_call(task):
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[tag]
     x = torch.randn(M, K, device="cuda", dtype=dtype)
     w = torch.randn(N, K, device="cuda", dtype=dtype) / K ** 0.5
-    if kind == "fp8_tma":
+    if kind in ("fp8_tma", "fp8_sweep"):
         xq, sx = lin.quantize_fp8(x.float())
         wq, sw = lin.quantize_fp8(w.float())
+        if kind == "fp8_sweep":
+            return lambda: lin.linear_splitk(xq, wq, sx, sw, **cfg)
         return lambda: lin.matmul_fp8_tma(xq, wq, sx, sw, **cfg)
     if impl == "cublas":
         return lambda: torch.nn.functional.linear(x, w)
@@ -97,6 +128,8 @@ def main(argv=None) -> int:
     fp8_tasks = [("fp8_tma", "bf16", s, s, s, "fp8_tma", dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=w,
                                                               num_stages=st, EPI_SPLIT=ep))
                  for s in (4096,) for bm, bn, bk, gm, w, st, ep in FP8_CONFIGS]
+    # linear_kernel and linear_tma_kernel take M at run time: one small shape compiles each setting
+    fp8_tasks += [("fp8_sweep", "bf16", m, 256, 1024, "fp8", cfg) for m in (1, 128) for cfg in fp8_candidates(m)]
     # one compile per distinct kernel: M = 1, 8 and >= 16 specialize the TMA kernel differently,
     # linear_kernel takes M at run time, so one shape per configuration is enough there
     seen, uniq = set(), []
@@ -184,6 +217,39 @@ def main(argv=None) -> int:
             rows.append(row)
             print(f"fp8 {s} {key:<28} {row['tflops']:6.0f} TFLOP/s  {row['ratio_fast']:.2f}x fast-accum _scaled_mm", flush=True)
         del a, b, aq, bq, deq
+    # FP8 split-K settings on the inference shapes beside torch._scaled_mm (per-tensor scales)
+    for N, K in SHAPES:
+        w = torch.randn(N, K, device="cuda") / K ** 0.5
+        wq, sw = lin.quantize_fp8(w)
+        for M in FP8_MS:
+            xq, sx = lin.quantize_fp8(torch.randn(M, K, device="cuda"))
+            deq = (xq.float() * sx) @ (wq.float() * sw).t()
+            fns = {"scaled_mm": lambda: torch._scaled_mm(xq, wq.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16),
+                   "scaled_mm_fast": lambda: torch._scaled_mm(xq, wq.t(), scale_a=sx, scale_b=sw,
+                                                              out_dtype=torch.bfloat16, use_fast_accum=True)}
+            cfgs = {}
+            for cfg in fp8_candidates(M):
+                fns[fp8_label(cfg)] = lambda cfg=cfg: lin.linear_splitk(xq, wq, sx, sw, **cfg)  # noqa: E731
+                cfgs[fp8_label(cfg)] = cfg
+            for key, fn in fns.items():
+                for _ in range(2):   # twice: the split-K counters must be back at zero
+                    err = measure.rel_err(fn().float(), deq)
+                if not err < 1e-2:
+                    sys.exit(f"{NAME}: fp8 {key} M={M} N={N} K={K}: relative error {err:.2e} vs the dequantized product")
+            each = measure.bench_each_round(fns, rounds=ROUNDS, **BENCH)
+            t_ref = min(min(each["scaled_mm"]), min(each["scaled_mm_fast"]))
+            for key, ts in each.items():
+                t = min(ts)
+                wb = N * K / t / 1e9
+                row = {"table": "fp8_sweep", "M": M, "N": N, "K": K, "shape": f"{N}x{K}",
+                       "impl": key if key.startswith("scaled") else "triton", "config": key, "us": t * 1e3,
+                       "w_tbps": wb, "frac_copy": wb / copy, "ratio_best": t_ref / t, "ratio_best_spread": measure.spread(ts)}
+                row.update(cfgs.get(key, {}))
+                rows.append(row)
+            best = max((r for r in rows[-len(each):] if r["impl"] == "triton"), key=lambda r: r["ratio_best"])
+            print(f"fp8 M={M:<4} {N}x{K}: _scaled_mm {t_ref * 1e3:6.1f} us, best {best['config']:<34} "
+                  f"{best['ratio_best']:.2f}x, {best['frac_copy']:.2f} of copy", flush=True)
+        del w, wq
     metrics = {
         "us": {"unit": "µs", "noise": 0.1, "fmt": ".1f"},
         "tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"},
@@ -194,6 +260,8 @@ def main(argv=None) -> int:
         "ratio_cublas_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
         "ratio_scaled_mm": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
         "ratio_fast": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "ratio_best": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "ratio_best_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
         "tflops_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
     }
     ds = data.new(NAME, metrics, rows)
