@@ -53,11 +53,11 @@ def main(argv=None) -> int:
         build({"kernel": "attn_fwd", "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
               fa.attn_fwd, ptr, dict(HEAD_DIM=D, CAUSAL=causal, **c), w, st)
         c = dict(fa.BWD_CONFIGS[(D, causal)])
-        (m1, n1), (m2, n2), w, st = c["DKDV"], c["DQ"], c["num_warps"], c["num_stages"]
+        (m1, n1, w1, st1), (m2, n2, w2, st2) = c["DKDV"], c["DQ"]
         build({"kernel": "attn_bwd_dkdv", "D": D, "mask": mask, "BLOCK_M": m1, "BLOCK_N": n1},
-              fa.attn_bwd_dkdv, ptr, dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1), w, st)
+              fa.attn_bwd_dkdv, ptr, dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1), w1, st1)
         build({"kernel": "attn_bwd_dq", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
-              fa.attn_bwd_dq, ptr, dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2), w, st)
+              fa.attn_bwd_dq, ptr, dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2), w2, st2)
     for lat in (lbm.D2Q9, lbm.D3Q19):
         cell = dict(F_IN="*fp32", F_OUT="*fp32", omega="fp32", u_lid="fp32")
         build({"kernel": "lbm_step", "lattice": lat.name, "storage": "fp32", "BLOCK": lbm.CELL_BLOCK}, lbm.lbm_step_kernel,
