@@ -373,49 +373,37 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
     setting linear() uses must have been timed, within noise of the fastest Triton setting there. The
     noise is the dataset's declared one, or twice the larger round-to-round spread of the two rows when
     that is larger (as the pages judge a figure): a lead inside the rounds' own scatter ranks nothing."""
-    ds = _ds("inference_sweep")
-    noise = ds["metrics"]["ratio_cublas"]["noise"]
-    sweep = [r for r in ds["rows"] if r["table"] == "sweep" and r["impl"] not in ("cublas", "tma_large")]
-    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA")
+    sweep = [
+        r for r in _ds("inference_sweep")["rows"] if r["table"] == "sweep" and r["impl"] not in ("cublas", "tma_large")
+    ]
+    _assert_table_is_the_sweeps_fastest(
+        sweep, lin.linear_config, ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA"), "ratio_cublas"
+    )
+
+
+def _assert_table_is_the_sweeps_fastest(sweep, config_of, keys, col):
+    """For every (M, N, K) cell of `sweep`, the setting config_of(M, N, K) was timed there, and its
+    `col` is within noise of the best row's: the dataset's declared noise, or twice the larger
+    round-to-round spread of the two rows when that is larger (as the pages judge a figure)."""
+    noise = _ds("inference_sweep")["metrics"][col]["noise"]
     for M, N, K in sorted({(r["M"], r["N"], r["K"]) for r in sweep}):
         here = [r for r in sweep if (r["M"], r["N"], r["K"]) == (M, N, K)]
-        cfg = lin.linear_config(M, N, K)
+        cfg = config_of(M, N, K)
         chosen = [r for r in here if all(r.get(k, False) == cfg.get(k, False) for k in keys)]
-        assert chosen, f"M={M} N={N} K={K}: linear() uses {cfg}, never timed"
-        best = max(here, key=lambda r: r["ratio_cublas"])
-        bound = max(noise, 2 * chosen[0]["ratio_cublas_spread"], 2 * best["ratio_cublas_spread"])
-        assert chosen[0]["ratio_cublas"] >= (1 - bound) * best["ratio_cublas"], (
-            M,
-            N,
-            K,
-            chosen[0]["config"],
-            best["config"],
-        )
+        assert chosen, f"M={M} N={N} K={K}: the table says {cfg}, never timed"
+        best = max(here, key=lambda r: r[col])
+        bound = max(noise, 2 * chosen[0][col + "_spread"], 2 * best[col + "_spread"])
+        assert chosen[0][col] >= (1 - bound) * best[col], (M, N, K, chosen[0]["config"], best["config"])
 
 
 def test_fp8_linear_choices_are_the_fp8_sweeps_fastest():
-    """FP8_LINEAR_CONFIGS is chosen from the "fp8_sweep" rows of inference_sweep.json: every cell's
-    setting was timed there, within noise of the fastest setting (the noise as in the 16-bit test)."""
-    ds = _ds("inference_sweep")
-    noise = ds["metrics"]["ratio_best"]["noise"]
-    sweep = [r for r in ds["rows"] if r["table"] == "fp8_sweep" and r["impl"] == "triton"]
-    cells = sorted({(r["M"], r["N"], r["K"]) for r in sweep})
-    assert set(cells) == set(lin.FP8_LINEAR_CONFIGS), "the table and the sweep cover different cells"
+    """FP8_LINEAR_CONFIGS is chosen from the "fp8_sweep" rows of inference_sweep.json, the same way."""
+    sweep = [r for r in _ds("inference_sweep")["rows"] if r["table"] == "fp8_sweep" and r["impl"] == "triton"]
+    assert {(r["M"], r["N"], r["K"]) for r in sweep} == set(lin.FP8_LINEAR_CONFIGS), (
+        "table and sweep cover different cells"
+    )
     keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "num_warps", "num_stages")
-    for M, N, K in cells:
-        here = [r for r in sweep if (r["M"], r["N"], r["K"]) == (M, N, K)]
-        cfg = lin.linear_fp8_config(M, N, K)
-        chosen = [r for r in here if all(r[k] == cfg[k] for k in keys)]
-        assert chosen, f"M={M} N={N} K={K}: linear_fp8() uses {cfg}, never timed"
-        best = max(here, key=lambda r: r["ratio_best"])
-        bound = max(noise, 2 * chosen[0]["ratio_best_spread"], 2 * best["ratio_best_spread"])
-        assert chosen[0]["ratio_best"] >= (1 - bound) * best["ratio_best"], (
-            M,
-            N,
-            K,
-            chosen[0]["config"],
-            best["config"],
-        )
+    _assert_table_is_the_sweeps_fastest(sweep, lin.linear_fp8_config, keys, "ratio_best")
 
 
 def test_fp8_linear_config_buckets():
