@@ -302,6 +302,26 @@ def test_gpu_ci_writes_with_history_and_reports_flipped_targets(tmp_path):
     assert "unstable" not in render.target_cell(other, other["rows"][0], "met", "en")
 
 
+def test_value_of_a_target_reads_two_runs_like_a_table_cell(tmp_path, monkeypatch):
+    """The targets tables render a target with value(): it must say "unstable" where the runs disagree,
+    as a table cell does, not this run's verdict alone."""
+    metrics = {"ratio": {"unit": "×", "noise": 0.05}, "met": {"unit": "bool", "noise": 0, "of": "ratio", "target": 1.0}}
+    ds = data.new("art/ds", metrics, [{"case": "a", "ratio": 0.5, "met": False}])
+    ds["sources"] = {"scripts/measure/art/ds.py": "0" * 64}
+    ds["history"] = [
+        {
+            "date": "2026-12-01",
+            "commit": "abc",
+            "sources": data.sources_digest(ds),  # a run of the same code
+            "rows": [{"case": "a", "ratio": 1.2, "met": True}],
+        }
+    ]
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    cell = render.value("art/ds", "met", lang="en", case="a")
+    assert cell == render.target_cell(ds, ds["rows"][0], "met", "en") and "unstable" in cell
+    assert render.value("art/ds", "ratio", lang="en", case="a") == "0.5"  # other figures as before
+
+
 def test_figure_noise_comes_from_measured_spread():
     metrics = {"t": {"unit": "ms", "noise": 0.5}}
     ds = data.new("art/ds", metrics, [{"case": "a", "t": 1.0, "t_spread": 0.03}, {"case": "b", "t": 1.0}])

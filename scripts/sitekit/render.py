@@ -253,6 +253,8 @@ def value(name: str, metric: str, *, lang: str, **where) -> str:
         raise DataError(f"data/{name}.json: value() needs exactly one row, {len(rows)} match {where}")
     if metric not in rows[0]:
         raise DataError(f"data/{name}.json: row {where} has no '{metric}'")
+    if metric.startswith("met") and isinstance(rows[0][metric], bool):
+        return target_cell(ds, rows[0], metric, lang)  # a target, judged over two runs as in tables
     return fmt_value(ds, metric, rows[0][metric], lang)
 
 
