@@ -331,6 +331,25 @@ def test_figure_noise_comes_from_measured_spread():
     assert data.case_key(ds["rows"][0], metrics) == '{"case": "a"}'
 
 
+def test_declared_noise_widens_by_the_change_between_runs(monkeypatch):
+    """No spread recorded: the declared noise, unless the same code's previous run differs by more;
+    a comparison with another row also counts that row's own spread."""
+    metrics = {"x": {"unit": "×", "noise": 0.1}}
+    rows = [{"case": "a", "x": 1.0}, {"case": "b", "x": 1.0, "x_spread": 0.2}, {"case": "c", "x": 1.3}]
+    ds = data.new("art/ds", metrics, rows)
+    ds["sources"] = {"scripts/measure/art/ds.py": "0" * 64}
+    ds["history"] = [
+        {"date": "d", "commit": "c", "sources": data.sources_digest(ds), "rows": [{"case": "a", "x": 0.5}]}
+    ]
+    assert data.figure_noise(ds, ds["rows"][0], "x") == (1.0, "measured")  # 0.5 -> 1.0 between runs
+    ds["history"][0]["rows"][0]["x"] = 0.97
+    assert data.figure_noise(ds, ds["rows"][0], "x") == (0.1, "declared")
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    # 1.3 against 1.0 is beyond the declared 10 %, not beyond twice the reference row's 20 % spread
+    assert render.verdict("art/ds", "x", {"case": "c"}, ref=1.0, lang="en") == "faster"
+    assert render.verdict("art/ds", "x", {"case": "c"}, ref={"case": "b"}, lang="en") == "no measurable difference"
+
+
 def test_check_and_verdict_markers_follow_the_data(monkeypatch):
     ds = data.new(
         "art/ds",

@@ -251,8 +251,8 @@ def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None) ->
         a, b = prev[metric], row[metric]
         if not isinstance(a, bool) and a:
             runs.append(abs(b - a) / abs(a))
-    if not spreads:
-        return float(meta["noise"]), "declared"
+    if not spreads:  # no spread recorded: the declared noise, widened by a larger change between runs
+        return max([float(meta["noise"])] + runs), "declared" if not runs or runs[0] <= meta["noise"] else "measured"
     return max([2 * x for x in spreads] + runs + [0.01]), "measured"
 
 

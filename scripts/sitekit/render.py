@@ -479,7 +479,10 @@ def _ref(ds: dict, name: str, metric: str, ref) -> float:
 def _judge(name: str, metric: str, where: dict | None, ref) -> tuple[float, float, float]:
     ds, row, v = _one_row(name, metric, where)
     r = _ref(ds, name, metric, ref)
-    noise, _ = figure_noise(ds, row, metric)
+    other = (
+        _one_row(name, metric, ref)[1] if isinstance(ref, dict) else None
+    )  # a row compared with: its spread counts too
+    noise, _ = figure_noise(ds, row, metric, other=other)
     return v, r, noise
 
 
