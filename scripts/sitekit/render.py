@@ -157,8 +157,9 @@ def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
     of = meta.get("of")
     figs = ""
     if of and of in row and prev_row.get(of) is not None:
+        colon, comma = ("：", "，") if lang == "zh" else (": ", ", ")
         figs = (
-            f": {_t('this_run', lang)} {fmt_value(ds, of, row[of], lang)}, "
+            f"{colon}{_t('this_run', lang)} {fmt_value(ds, of, row[of], lang)}{comma}"
             f"{_t('last_run', lang)} {fmt_value(ds, of, prev_row[of], lang)}"
         )
     return f'<span class="bad">~ {_t("unstable", lang)}{figs}</span>'
