@@ -18,7 +18,7 @@ sudo dnf install -y intel-oneapi-compiler-dpcpp-cpp intel-oneapi-mpi-devel intel
 # --8<-- [end:repo]
 
 # --8<-- [start:spack]
-# Spack: the same binaries, unpacked into the Spack tree, with a modulefile per package (no root)
+# Spack: the same binaries, unpacked into the Spack tree (no root)
 spack install intel-oneapi-compilers intel-oneapi-mpi intel-oneapi-mkl
-spack load intel-oneapi-mpi                        # or: module load intel-oneapi-mpi (Spack-generated module)
+spack load intel-oneapi-mpi                        # or module load, once modules.yaml enables module files
 # --8<-- [end:spack]

@@ -5,7 +5,7 @@ export I_MPI_ROOT="$ONEAPI_PREFIX"        # mpicc/mpicxx read it; unset, they po
 export PATH="$ONEAPI_PREFIX/bin:$PATH"    # Intel's mpicc, mpiexec and IMB-MPI1 come first
 export LD_LIBRARY_PATH="$ONEAPI_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"   # libmpi, Intel's libfabric, MKL
 export PKG_CONFIG_PATH="$ONEAPI_PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"  # mkl-*.pc
-export OCL_ICD_FILENAMES="$ONEAPI_PREFIX/lib/libintelocl.so"   # the wheel's .icd file names a path that does not exist
+export OCL_ICD_FILENAMES="$ONEAPI_PREFIX/lib/libintelocl.so"   # the loader never reads the wheel's .icd file
 REPO=$PWD
 WORK=$(mktemp -d) && trap 'rm -rf "$WORK"' EXIT    # build in a scratch folder
 cp snippets/oneapi_installation/*.c "$WORK" && cd "$WORK"

@@ -4,9 +4,9 @@
 import os
 import sys
 
-# The intel-opencl-rt wheel registers its CPU driver in <prefix>/etc/OpenCL/vendors/intel-cpu.icd,
-# which names /opt/anaconda1anaconda2anaconda3/lib/libintelocl.so, a conda placeholder that does not
-# exist. Point the OpenCL ICD loader at the real file before the SYCL runtime starts.
+# The intel-opencl-rt wheel registers its CPU driver in <prefix>/etc/OpenCL/vendors/intel-cpu.icd, a
+# folder the OpenCL ICD loader does not search (it reads /etc/OpenCL/vendors), and that file names a
+# conda placeholder path anyway. Load the driver by its path before the SYCL runtime starts.
 os.environ.setdefault("OCL_ICD_FILENAMES", os.path.join(sys.prefix, "lib", "libintelocl.so"))
 # --8<-- [end:icd]
 
@@ -28,7 +28,7 @@ q = dpctl.SyclQueue(cpu)
 rng = np.random.default_rng(0)
 a_np, b_np = rng.standard_normal((256, 256)), rng.standard_normal((256, 256))
 a, b = dpnp.asarray(a_np, sycl_queue=q), dpnp.asarray(b_np, sycl_queue=q)   # copied to the device
-c = dpnp.tanh(a @ b) + dpnp.sum(a, axis=0)    # matmul runs in oneMKL's SYCL BLAS, tanh/sum in SYCL kernels
+c = dpnp.tanh(a @ b) + dpnp.sum(a, axis=0)    # matmul: oneMKL's SYCL BLAS; tanh: oneMKL VM; sum: dpnp kernel
 ref = np.tanh(a_np @ b_np) + a_np.sum(axis=0)
 err = float(np.max(np.abs(dpnp.asnumpy(c) - ref)))
 assert err < 1e-9, f"dpnp result differs from NumPy by {err}"
