@@ -44,8 +44,8 @@ RUNS = {
     "oneapi_installation/mpi_bench": ["--quick"],  # ~3 s: messages up to 1 KiB (QUICK_VARIES)
     "pytorch_compile_stack/call_overhead": ["--quick"],  # ~7 s: fewer calls and rounds, same variants
     "triton_deep_dive/cavity_field": ["--quick"],  # ~3 s: a 32 x 32 grid, averaged onto the same 32 x 32 cells
-    # ~9 s in full: its --quick compiles the attention kernels for head dim 64 without mask only, which
-    # no parameter list can reduce to the committed cases; the full run is as cheap as the others
+    # ~35 s in full: its --quick compiles the attention kernels for head dim 64 without mask only, which
+    # no parameter list can reduce to the committed cases
     "triton_deep_dive/resources": [],
 }
 

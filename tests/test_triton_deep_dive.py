@@ -119,41 +119,74 @@ def test_attention_steps_match_the_reference(steps, N, D):
 
 
 _PTX_CHECK = """
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+import sys
+sys.path.insert(0, {scripts!r})
+from sitekit import measure
 import attention, attention_steps
 k = attention_steps.attn_fwd_pointers
+H, N = 32, 4096
 for D in (64, 128):
     cfg = dict(attention.FWD_CONFIGS[(D, False)])
-    const = dict(HEAD_DIM=D, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"])
-    sig = {n: "constexpr" if n in const else "*fp16" if n in "QKVO" else "fp32" if n == "qk_scale" else "i32"
-           for n in k.arg_names}
-    c = triton.compile(ASTSource(k, sig, const, {}), target=GPUTarget("cuda", 90, 32),
-                       options={"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]})
-    ptx = c.asm["ptx"]
-    print(D, ptx.count("ld.global"), ptx.count("cp.async"))
+    warps, stages = cfg.pop("num_warps"), cfg.pop("num_stages")
+    args = dict(Q="*fp16", K="*fp16", V="*fp16", O="*fp16", H=H, N_CTX=N, qk_scale=0.125)
+    for t in "qkvo":
+        args.update({{f"s{{t}}_b": H * N * D, f"s{{t}}_h": N * D, f"s{{t}}_n": D}})
+    sig, const, attrs = measure.launch_signature(k, args, dict(HEAD_DIM=D, **cfg))
+    unaligned = {{i: a for i, a in attrs.items() if not sig[k.arg_names[i[0]]].startswith("*")}}
+    for name, at in (("launch", attrs), ("unaligned", unaligned)):
+        u = measure.sm90_compile(k, sig, const, at, warps, stages)
+        print(D, name, u["ptx"].count("cp.async.cg.shared.global"), int("LDGSTS" in u["sass"]))
 """
 
 
-def test_pointer_step_is_not_software_pipelined():
-    """The page says Triton 3.6 compiles the pointer kernel's loads to plain ld.global, no cp.async, at
-    the launch settings the steps use (FWD_CONFIGS, full attention): compile it for sm_90 and look (in a
-    fresh process: the compiler must not see this module's interpreted Triton)."""
+def test_pointer_step_is_pipelined_only_with_the_launchers_alignment():
+    """The page says the pointer kernel, compiled as the launcher specializes it (16-byte-aligned pointers,
+    strides marked as multiples of 16), gets cp.async copies (LDGSTS), and that compiled without the
+    pointers' alignment it gets none: compile it both ways for sm_90 and look (in a fresh process: the
+    compiler must not see this module's interpreted Triton). The resources dataset, which the page's step
+    table reads, must say the same for the launched kernel."""
+    import json
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "TRITON_INTERPRET": "0"}
+    code = _PTX_CHECK.format(scripts=str(ROOT / "scripts"))
     out = subprocess.run(
-        [sys.executable, "-c", _PTX_CHECK], cwd=SNIPPETS, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code], cwd=SNIPPETS, env=env, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-2000:]
+    seen = {}
     for line in out.stdout.split("\n"):
         if line.strip():
-            D, loads, async_copies = map(int, line.split())
-            assert loads > 0 and async_copies == 0, (D, loads, async_copies)
-    assert len(out.stdout.split()) == 6, out.stdout
+            D, name, copies, ldgsts = line.split()
+            seen[(int(D), name)] = (int(copies), int(ldgsts))
+    assert set(seen) == {(D, n) for D in (64, 128) for n in ("launch", "unaligned")}, out.stdout
+    for D in (64, 128):
+        assert seen[(D, "launch")][0] > 0 and seen[(D, "launch")][1] == 1, (D, seen)
+        assert seen[(D, "unaligned")] == (0, 0), (D, seen)
+    rows = json.loads((ROOT / "data" / "triton_deep_dive" / "resources.json").read_text())["rows"]
+    ptr = {r["D"]: r["cp_async"] for r in rows if r.get("step") == "pointers"}
+    assert ptr == {64: "yes", 128: "yes"}, ptr
+
+
+def test_launch_signature_specializes_like_the_launcher():
+    """sitekit.measure.launch_signature, which the resources dataset compiles with: a multiple of 16 is
+    marked divisible, 1 becomes a constant, other ints stay plain, pointers are taken as aligned, and a
+    missing or unsupported argument is refused by name."""
+    from types import SimpleNamespace
+
+    from sitekit import measure
+
+    k = SimpleNamespace(arg_names=["X", "n16", "one", "seven", "s", "BLOCK"], fn=SimpleNamespace(__name__="k"))
+    sig, const, attrs = measure.launch_signature(k, dict(X="*fp16", n16=4096, one=1, seven=7, s=0.5), {"BLOCK": 64})
+    assert sig == {"X": "*fp16", "n16": "i32", "one": "constexpr", "seven": "i32", "s": "fp32", "BLOCK": "constexpr"}
+    assert const == {"BLOCK": 64, "one": 1}
+    assert attrs == {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}
+    with pytest.raises(KeyError, match="seven"):
+        measure.launch_signature(k, dict(X="*fp16", n16=16, one=1, s=0.5), {"BLOCK": 64})
+    with pytest.raises(TypeError, match="n16"):
+        measure.launch_signature(k, dict(X="*fp16", n16=[16], one=1, seven=7, s=0.5), {"BLOCK": 64})
 
 
 _GLUON_CHECK = """

@@ -167,6 +167,46 @@ def copy_tbps(nbytes: int = 1 << 30) -> tuple[float, float]:
     return 2 * nbytes / ms / 1e9, ms
 
 
+def launch_signature(kernel, args: dict, constants: dict) -> tuple[dict, dict, dict]:
+    """(signature, constants, attrs) for triton.compile, specialized the way Triton's launcher specializes
+    a launch of `kernel` with these argument values, so that a kernel compiled off the GPU is the one that
+    runs. `args` maps each non-constexpr argument to its value: an int (sizes, strides), a float, or a type
+    string for a pointer ("*fp16", taken as 16-byte aligned, as every tensor PyTorch's caching allocator
+    returns is) or a tensor descriptor (passed through). Ints go through Triton's own specialization: a
+    multiple of 16 is marked divisible by 16 and 1 becomes a compile-time constant. Leaving pointers
+    unmarked changes the code: without their alignment the compiler cannot use 16-byte copies, so a
+    pointer-based loop gets neither vector loads nor cp.async."""
+    from triton.backends.compiler import BaseBackend
+    from triton.runtime.jit import native_specialize_impl
+
+    signature, consts, attrs = {}, dict(constants), {}
+    for i, name in enumerate(kernel.arg_names):
+        if name in constants:
+            signature[name] = "constexpr"
+            continue
+        if name not in args:
+            raise KeyError(f"launch_signature: no value for argument {name!r} of {kernel.fn.__name__}")
+        v = args[name]
+        if isinstance(v, str):
+            signature[name] = v
+            if v.startswith("*"):
+                attrs[(i,)] = [["tt.divisibility", 16]]
+        elif isinstance(v, float):
+            signature[name] = "fp32"
+        elif isinstance(v, int) and not isinstance(v, bool):
+            ty, key = native_specialize_impl(BaseBackend, v, False, True, True)
+            if ty == "constexpr":
+                signature[name] = "constexpr"
+                consts[name] = key
+            else:
+                signature[name] = ty
+                if key == "D":
+                    attrs[(i,)] = [["tt.divisibility", 16]]
+        else:
+            raise TypeError(f"launch_signature: {name}={v!r}: expected an int, a float or a type string")
+    return signature, consts, attrs
+
+
 def sm90_compile(
     kernel, signature: dict, constants: dict, attrs: dict, num_warps: int, num_stages: int, *, gluon: bool = False
 ) -> dict:

@@ -7,7 +7,8 @@ the same tiles and warps; then "gluon_fa3" (snippets/triton_deep_dive/attention_
 loop order written in Gluon, explicit TMA rings and asynchronous wgmma, with its own tuned tiles).
 Full attention, fp16, B=4 H=32 N=4096, D in {64, 128}. Each output is checked against SDPA's cuDNN
 backend, then all versions are timed in ROUNDS rounds in turn (best median kept, spread recorded).
-Registers and spills per step come from compiling the same kernels for sm_90.
+What the compiler made of each step (registers, spills, how tiles reach shared memory) is in the CPU
+dataset triton_deep_dive/resources, compiled as the launcher specializes these launches.
 """
 from __future__ import annotations
 
@@ -21,46 +22,6 @@ NAME = data.name_of(__file__)
 B, H, N = 4, 32, 4096
 QUICK = (1, 4, 1024)
 ROUNDS = 3
-
-
-def resources(fa, steps, gluon, D: int) -> dict:
-    """{step: (regs, spill bytes)} of the kernel each step launches, compiled for sm_90."""
-    out = {}
-    cfg = dict(fa.FWD_CONFIGS[(D, False)])
-    warps = cfg.pop("num_warps")
-    stages = cfg.pop("num_stages")
-    for step, kernel, const, st in (
-        ("pointers", steps.attn_fwd_pointers, dict(HEAD_DIM=D, **cfg), stages),
-        ("tma_serial", fa.attn_fwd, dict(HEAD_DIM=D, CAUSAL=False, **cfg), 1),
-        ("tma", fa.attn_fwd, dict(HEAD_DIM=D, CAUSAL=False, **cfg), stages),
-    ):
-        names = kernel.arg_names
-        sig = {n: "constexpr" if n in const else "*fp16" if n in "QKVO" else "*fp32" if n == "LSE"
-               else "fp32" if n == "qk_scale" else "i32" for n in names}
-        attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in names
-                 if sig[n] == "i32" and n not in ("H", "HQ", "GROUP", "N_CTX")}
-        u = measure.sm90_compile(kernel, sig, const, attrs, warps, st)
-        out[step] = (u["regs"], u["spill_bytes"])
-    sig, const = gluon_signature(gluon, D)
-    u = measure.sm90_compile(gluon.attn_fwd_fa3, sig, const, {}, const["num_warps"], 1, gluon=True)
-    out["gluon_fa3"] = (u["regs"], u["spill_bytes"])
-    return out
-
-
-def gluon_signature(gluon, D: int) -> tuple[dict, dict]:
-    """(signature, constants) of attn_fwd_fa3 at its full-attention configuration for head dim D."""
-    from triton.experimental.gluon import language as gl
-
-    cfg = gluon.FA3_CONFIGS[(D, False)]
-
-    def desc(rows: int) -> str:
-        return f"tensordesc<fp16[{rows}, {D}],{gl.NVMMASharedLayout.get_default_for([rows, D], gl.float16)!r}>"
-
-    const = dict(HEAD_DIM=D, CAUSAL=False, **cfg)
-    sig = {"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]),
-           "O": "*fp16", "LSE": "*fp32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32"}
-    sig.update({n: "constexpr" for n in const})
-    return sig, const
 
 
 def main(argv=None) -> int:
@@ -79,7 +40,6 @@ def main(argv=None) -> int:
     b, h, n = QUICK if args.quick else (B, H, N)
     rows = []
     for D in (64, 128):
-        regs = resources(fa, steps, gluon, D)
         q, k, v = (torch.randn(b, h, n, D, device="cuda", dtype=torch.float16) for _ in range(3))
 
         def sdpa(impl):
@@ -101,8 +61,6 @@ def main(argv=None) -> int:
             row = {"D": D, "step": name, "ms": best[name], "tflops": flops / best[name] / 1e9,
                    "tflops_spread": measure.spread(ts), "ratio_cudnn": best["sdpa_cudnn"] / best[name],
                    "ratio_flash": best["sdpa_flash"] / best[name]}
-            if name in regs:
-                row["regs"], row["spill_bytes"] = regs[name]
             rows.append(row)
             print(row, flush=True)
         del q, k, v, ref
@@ -112,8 +70,6 @@ def main(argv=None) -> int:
         "tflops_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
         "ratio_cudnn": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
         "ratio_flash": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
-        "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
-        "spill_bytes": {"unit": "B", "noise": 0, "fmt": "d"},
     }
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=args.quick)

@@ -3,16 +3,24 @@
 compiled for an H200 (sm_90) on any machine, no GPU needed.
 
 Each FlashAttention kernel (forward, dK/dV, dQ; fp16; per head dim and mask, with FWD_CONFIGS and
-BWD_CONFIGS) and the lattice Boltzmann step (D2Q9 and D3Q19, walls on every axis, 512 cells x 4 warps)
-is compiled with the installed Triton for sm_90 and its cubin read with the cuobjdump Triton ships:
-registers per thread, spilled bytes (stack frame), shared memory per program, and whether the SASS uses
-the Hopper tensor-core instruction (HGMMA) and the bulk tensor copy (TMA, UTMALDG).
+BWD_CONFIGS), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
+with pipelining, the Gluon FA3 loop order; full attention) and the lattice Boltzmann kernels (D2Q9 and
+D3Q19, walls on every axis) is compiled with the installed Triton for sm_90 and its cubin read with the
+cuobjdump Triton ships: registers per thread, spilled bytes (stack frame), shared memory per program, and
+whether the SASS uses the Hopper tensor-core instruction (HGMMA), the bulk tensor copy (TMA, UTMALDG) and
+the asynchronous global-to-shared copy of cp.async (LDGSTS).
+
+Every kernel is compiled as the launcher specializes it for the measured shapes (attention: B=4, H=32,
+N=4096, contiguous; LBM: 4096^2 and 256^3 cells): pointers 16-byte aligned, sizes and strides that are
+multiples of 16 marked so, and an argument equal to 1 (GROUP without grouped heads, NZ in 2-D) folded
+into the code (sitekit.measure.launch_signature).
 """
 from __future__ import annotations
 
 META = {"needs": "cpu", "tier": "weekly", "budget_s": 90}
 
 import os
+import sys
 
 from sitekit import data, measure
 
@@ -26,50 +34,81 @@ def main(argv=None) -> int:
     import triton
 
     fa = measure.snippet("triton_deep_dive/attention")
+    sys.modules["attention"] = fa            # attention_steps.py and attention_gluon.py import it by this name
+    steps = measure.snippet("triton_deep_dive/attention_steps")
+    gluon = measure.snippet("triton_deep_dive/attention_gluon")
     lbm = measure.snippet("triton_deep_dive/lbm")
     rows = []
 
-    def build(row, kernel, types, const, num_warps, num_stages):
-        names = kernel.arg_names
-        sig = {n: "constexpr" if n in const else types.get(n, "i32") for n in names}
-        # strides and sizes are multiples of 16 elements in every measured case (the launcher specializes the same)
-        attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in names
-                 if sig[n] == "i32" and n not in ("HQ", "HKV", "GROUP", "NX", "NY", "NZ")}
-        u = measure.sm90_compile(kernel, sig, const, attrs, num_warps, num_stages)
+    def build(row, kernel, args, const, num_warps, num_stages, gluon=False):
+        sig, consts, attrs = measure.launch_signature(kernel, args, const)
+        u = measure.sm90_compile(kernel, sig, consts, attrs, num_warps, num_stages, gluon=gluon)
         sass = u["sass"]
         row.update(num_warps=num_warps, num_stages=num_stages, regs=u["regs"], spill_bytes=u["spill_bytes"],
-                   smem_kb=u["smem_bytes"] / 1024,
-                   hgmma="yes" if "HGMMA" in sass else "no", tma="yes" if "UTMALDG" in sass else "no")
+                   smem_kb=u["smem_bytes"] / 1024, hgmma="yes" if "HGMMA" in sass else "no",
+                   tma="yes" if "UTMALDG" in sass else "no", cp_async="yes" if "LDGSTS" in sass else "no")
         rows.append(row)
         print(row, flush=True)
 
-    ptr = dict(Q="*fp16", K="*fp16", V="*fp16", O="*fp16", DO="*fp16", DK="*fp16", DV="*fp16", DQ="*fp16",
-               LSE="*fp32", DELTA="*fp32", qk_scale="fp32", sm_scale="fp32")
+    H, N = 32, 4096               # the measured attention shape, B = 4 (no argument depends on B)
+
+    def attention_args(D: int, *names: str) -> dict:
+        """Argument values of an attention launch on contiguous (B, H, N, D) fp16 tensors, no grouped heads."""
+        a = dict(HQ=H, HKV=H, H=H, GROUP=1, N_CTX=N, qk_scale=0.125, sm_scale=0.125, LSE="*fp32", DELTA="*fp32")
+        for t in names:                          # a tensor's pointer and its three outer strides
+            a[t] = "*fp16"
+        for prefix in ("sq", "sk", "sv", "so", "sd", "sdk", "sdv", "sdq"):
+            a.update({f"{prefix}_b": H * N * D, f"{prefix}_h": N * D, f"{prefix}_n": D})
+        return a
+
     cases = [(64, False)] if args.quick else sorted(fa.FWD_CONFIGS)
     for D, causal in cases:
         mask = "causal" if causal else "none"
         c = dict(fa.FWD_CONFIGS[(D, causal)])
         w, st = c.pop("num_warps"), c.pop("num_stages")
         build({"kernel": "attn_fwd", "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
-              fa.attn_fwd, ptr, dict(HEAD_DIM=D, CAUSAL=causal, **c), w, st)
+              fa.attn_fwd, attention_args(D, "Q", "K", "V", "O"), dict(HEAD_DIM=D, CAUSAL=causal, **c), w, st)
         c = dict(fa.BWD_CONFIGS[(D, causal)])
         (m1, n1, w1, st1), (m2, n2, w2, st2) = c["DKDV"], c["DQ"]
         build({"kernel": "attn_bwd_dkdv", "D": D, "mask": mask, "BLOCK_M": m1, "BLOCK_N": n1},
-              fa.attn_bwd_dkdv, ptr, dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1), w1, st1)
+              fa.attn_bwd_dkdv, attention_args(D, "Q", "K", "V", "DO", "DK", "DV"),
+              dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1), w1, st1)
         build({"kernel": "attn_bwd_dq", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
-              fa.attn_bwd_dq, ptr, dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2), w2, st2)
-    for lat in (lbm.D2Q9, lbm.D3Q19):
-        cell = dict(F_IN="*fp32", F_OUT="*fp32", omega="fp32", u_lid="fp32")
+              fa.attn_bwd_dq, attention_args(D, "Q", "K", "V", "DO", "DQ"),
+              dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2), w2, st2)
+
+    # the forward of each step of the step-by-step table, full attention, at FWD_CONFIGS (as forward_step runs it)
+    from triton.experimental.gluon import language as gl
+
+    for D in (64,) if args.quick else (64, 128):
+        c = dict(fa.FWD_CONFIGS[(D, False)])
+        w, st = c.pop("num_warps"), c.pop("num_stages")
+        a = attention_args(D, "Q", "K", "V", "O")
+        build({"step": "pointers", "D": D}, steps.attn_fwd_pointers, a, dict(HEAD_DIM=D, **c), w, st)
+        build({"step": "tma_serial", "D": D}, fa.attn_fwd, a, dict(HEAD_DIM=D, CAUSAL=False, **c), w, 1)
+        build({"step": "tma", "D": D}, fa.attn_fwd, a, dict(HEAD_DIM=D, CAUSAL=False, **c), w, st)
+        g = dict(gluon.FA3_CONFIGS[(D, False)])
+
+        def desc(rows: int, D=D) -> str:
+            return f"tensordesc<fp16[{rows}, {D}],{gl.NVMMASharedLayout.get_default_for([rows, D], gl.float16)!r}>"
+
+        ga = dict(a, q_desc=desc(g["BLOCK_M"]), k_desc=desc(g["BLOCK_N"]), v_desc=desc(g["BLOCK_N"]))
+        build({"step": "gluon_fa3", "D": D}, gluon.attn_fwd_fa3, ga, dict(HEAD_DIM=D, CAUSAL=False, **g),
+              g["num_warps"], 1, gluon=True)
+
+    for lat, shape in ((lbm.D2Q9, (4096, 4096, 1)), (lbm.D3Q19, (256, 256, 256))):
+        nx, ny, nz = shape                        # the lbm_speed sizes; NZ = 1 in 2-D is folded in at launch
+        cell = dict(F_IN="*fp32", F_OUT="*fp32", NX=nx, NY=ny, NZ=nz, omega=1.0, u_lid=0.1)
+        walls = dict(PX=False, PY=False, PZ=False)
         build({"kernel": "lbm_step", "lattice": lat.name, "storage": "fp32", "BLOCK": lbm.CELL_BLOCK}, lbm.lbm_step_kernel,
-              cell, dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, PX=False, PY=False, PZ=False, F16=False), lbm.CELL_WARPS, 3)
+              cell, dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, **walls, F16=False), lbm.CELL_WARPS, 3)
         half = dict(cell, F_IN="*fp16", F_OUT="*fp16")
         build({"kernel": "lbm_step", "lattice": lat.name, "storage": "fp16", "BLOCK": lbm.CELL_BLOCK}, lbm.lbm_step_kernel,
-              half, dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, PX=False, PY=False, PZ=False, F16=True), lbm.CELL_WARPS, 3)
-        tile = dict(F_IN="*fp32", F_OUT="*fp32", CX="*i32", CY="*i32", CZ="*i32", W="*fp32", OPP="*i32",
-                    omega="fp32", u_lid="fp32")
+              half, dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, **walls, F16=True), lbm.CELL_WARPS, 3)
+        tile = dict(cell, CX="*i32", CY="*i32", CZ="*i32", W="*fp32", OPP="*i32")
         qp = triton.next_power_of_2(lat.Q)
         build({"kernel": "lbm_tile", "lattice": lat.name, "storage": "fp32", "BLOCK": 512}, lbm.lbm_tile_kernel, tile,
-              dict(Q=lat.Q, QP=qp, BLOCK=512, PX=False, PY=False, PZ=False), 4, 3)
+              dict(Q=lat.Q, QP=qp, BLOCK=512, **walls), 4, 3)
     metrics = {"regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
                "spill_bytes": {"unit": "B", "noise": 0, "fmt": "d"},
                "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f"}}
