@@ -370,6 +370,27 @@ def test_check_and_verdict_markers_follow_the_data(monkeypatch):
     assert render.verdict("art/ds", "x", {"case": "fast"}, lang="zh") == "更快"
 
 
+def test_a_dataset_scoped_label_overrides_the_shared_one_for_cells_and_titles(monkeypatch):
+    """labels.yml keys "<dataset>.<name>" win over the shared "<name>" in that dataset only, for a column
+    title and for a cell value; other datasets keep the shared label."""
+    rows = [{"impl": "cublas", "step": 1, "x": 1.0}]
+    ours, other = (
+        data.new("art/ours", {"x": {"unit": "s", "noise": 0.05}}, rows),
+        data.new("art/other", {"x": {"unit": "s", "noise": 0.05}}, rows),
+    )
+    table = {
+        "cublas": {"en": "cuBLAS (shared)"},
+        "art/ours.cublas": {"en": "cuBLAS (ours)"},
+        "step": {"en": "Step (shared)"},
+        "art/ours.step": {"en": "Step (ours)"},
+    }
+    monkeypatch.setattr(render, "labels", lambda: table)
+    assert render.fmt_value(ours, "impl", "cublas", "en") == "cuBLAS (ours)"
+    assert render.fmt_value(other, "impl", "cublas", "en") == "cuBLAS (shared)"
+    assert render.column_title(ours, "step", "en") == "Step (ours)"
+    assert render.column_title(other, "step", "en") == "Step (shared)"
+
+
 def test_span_marker_renders_the_range_of_the_matching_rows(monkeypatch):
     ds = data.new(
         "art/ds",

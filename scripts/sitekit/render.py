@@ -112,8 +112,12 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
         if isinstance(v, int):
             return f"{v:,}"
         return f"{v:.3g}"
+    # a label keyed "<dataset>.<value>" overrides the shared one where a value names something else in
+    # one dataset ("cublas" is torch.matmul in the GEMM tables, F.linear in the inference ones)
+    scoped = f"{ds.get('name')}.{v}"
+    text = label(scoped if scoped in labels() else v, lang)
     # "4096^3" in a dataset reads 4096³ on the page (also inside SVG text, where <sup> does not exist)
-    return re.sub(r"\^(\d+)", lambda m: m.group(1).translate(SUPERSCRIPT), html.escape(label(v, lang)))
+    return re.sub(r"\^(\d+)", lambda m: m.group(1).translate(SUPERSCRIPT), html.escape(text))
 
 
 SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
