@@ -391,6 +391,40 @@ def test_a_dataset_scoped_label_overrides_the_shared_one_for_cells_and_titles(mo
     assert render.column_title(other, "step", "en") == "Step (shared)"
 
 
+def test_a_rewritten_dataset_does_not_make_the_commit_dirty(tmp_path, monkeypatch):
+    """Producers run one after another rewrite data/ as they go: that must not mark the next dataset's
+    commit "+dirty" (its code is HEAD's), while a changed code file must."""
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "d.json").write_text("{}")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    monkeypatch.delenv("GIT_COMMIT", raising=False)
+    monkeypatch.setattr(data, "ROOT", tmp_path)
+    (tmp_path / "data" / "d.json").write_text('{"new": 1}')
+    assert not data._git_commit().endswith("+dirty")
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert data._git_commit().endswith("+dirty")
+
+
+def test_a_series_keeps_its_colour_across_plots_of_one_dataset():
+    """Two plots of one dataset that show different subsets of its series give a series value the same
+    colour in both; a plot whose values would collide on the palette falls back to its own order."""
+    rows = [{"impl": i, "x": 1, "y": 1.0} for i in ("a", "b", "c")]
+    ds = data.new("art/ds", {"y": {"unit": "s", "noise": 0.05}}, rows)
+    both, later = render.series_colors(ds, "impl", ["a", "c"]), render.series_colors(ds, "impl", ["c"])
+    assert both["c"] == later["c"] == render.PALETTE[2] and both["a"] == render.PALETTE[0]
+    many = data.new("art/ds", {"y": {"unit": "s", "noise": 0.05}}, [{"impl": i, "y": 1.0} for i in range(20)])
+    n = len(render.PALETTE)
+    assert render.series_colors(many, "impl", [0, n]) == {0: render.PALETTE[0], n: render.PALETTE[1]}
+
+
 def test_span_marker_renders_the_range_of_the_matching_rows(monkeypatch):
     ds = data.new(
         "art/ds",

@@ -56,8 +56,13 @@ def _git_commit() -> str:
         out = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
         ).stdout.strip()
+        # data/ holds outputs, not code: a producer run after another one (which rewrote its dataset)
+        # still measures HEAD's code, so changes there do not make the commit "+dirty"
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)data"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         return out + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):

@@ -190,7 +190,9 @@ def producer_command(ds: dict) -> str:
 
 def provenance_line(ds: dict, lang: str) -> str:
     p = ds["provenance"]
-    hw = p.get("gpu") or f"{_t('cpu', lang)} ({p.get('machine')})"
+    # a CPU machine's description may have a translation in labels.yml, keyed by the recorded text
+    lp, rp = ("（", "）") if lang == "zh" else (" (", ")")
+    hw = p.get("gpu") or f"{_t('cpu', lang)}{lp}{label(p.get('machine'), lang)}{rp}"
     parts = [f"{_t('measured_on', lang)}{html.escape(hw)}"]
     if p.get("driver"):
         parts.append(f"{_t('driver', lang)} {p['driver']}")
@@ -303,6 +305,19 @@ def _tick_label(v: float, log_base: int | None) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
 
 
+def series_colors(ds: dict, series: str | None, groups: list) -> dict:
+    """A colour per series value that is the same in every plot of one dataset (the value's place among
+    the dataset's series values, in order of first appearance), so that a colour keeps its meaning from
+    one plot to the next; per-plot order where the dataset has more values than the palette has colours
+    and two of this plot's values would share one."""
+    seen = list(dict.fromkeys(r.get(series) for r in ds["rows"] if series and series in r))
+    if series and all(g in seen for g in groups):
+        stable = {g: PALETTE[seen.index(g) % len(PALETTE)] for g in groups}
+        if len(set(stable.values())) == len(groups):
+            return stable
+    return {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+
+
 def plot(
     name: str,
     x: str,
@@ -389,8 +404,9 @@ def plot(
         out.append(
             f'<line x1="{L}" x2="{L + pw}" y1="{fy(0):.1f}" y2="{fy(0):.1f}" stroke="currentColor" stroke-opacity=".6"/>'
         )
+    colors = series_colors(ds, series, list(groups))
     for gi, (g, grs) in enumerate(groups.items()):
-        color = PALETTE[gi % len(PALETTE)]
+        color = colors[g]
         if numeric_x:
             pts = sorted((r[x], r[y]) for r in grs)
             path = " ".join(f"{'M' if i == 0 else 'L'}{fx(a):.1f},{fy(b):.1f}" for i, (a, b) in enumerate(pts))
