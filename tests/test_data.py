@@ -413,6 +413,18 @@ def test_a_rewritten_dataset_does_not_make_the_commit_dirty(tmp_path, monkeypatc
     assert data._git_commit().endswith("+dirty")
 
 
+def test_a_relative_spread_reads_as_a_percentage():
+    """A round-to-round spread recorded as a fraction reads as a percentage whatever decimal format its
+    dataset declared (0.44 was shown bare); a spread already formatted as a percentage is left alone."""
+    ds = data.new(
+        "art/ds",
+        {"ms_spread": {"unit": "relative", "noise": 1.0, "fmt": ".2f"}, "x_spread": {"unit": "fraction", "fmt": ".1%"}},
+        [{"ms_spread": 0.4365, "x_spread": 0.5}],
+    )
+    assert render.fmt_value(ds, "ms_spread", 0.4365, "en") == "43.6 %"
+    assert render.fmt_value(ds, "x_spread", 0.5, "en") == "50.0%"
+
+
 def test_a_series_keeps_its_colour_across_plots_of_one_dataset():
     """Two plots of one dataset that show different subsets of its series give a series value the same
     colour in both; a plot whose values would collide on the palette falls back to its own order."""

@@ -102,7 +102,8 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
 
     meta = ds["metrics"].get(col) or ds.get("params", {}).get(col) or {}
     fmt = meta.get("fmt")
-    if col.endswith("_spread") and not fmt and isinstance(v, (int, float)):
+    relative = meta.get("unit") in ("relative", "fraction") and "%" not in (fmt or "")
+    if col.endswith("_spread") and (not fmt or relative) and isinstance(v, (int, float)):
         return f"{100 * v:.1f} %"  # round-to-round spread, (slowest - fastest) / fastest
     if isinstance(v, (int, float)):
         if fmt == "pow2" and isinstance(v, int) and v > 0 and v & (v - 1) == 0:
