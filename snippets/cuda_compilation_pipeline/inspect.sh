@@ -13,7 +13,7 @@ cuobjdump -sass saxpy.cubin
 # --8<-- [start:nvdisasm]
 # -lineinfo keeps source lines in the cubin; nvdisasm -g prints them between instructions
 nvcc -arch=sm_90 -cubin -lineinfo saxpy.cu -o saxpy.cubin
-nvdisasm -c -g saxpy.cubin | grep -v -w NOP        # NOPs only pad the code to 128 bytes
+nvdisasm -c -g saxpy.cubin | grep -v -w NOP        # NOPs only pad the function past its end
 # --8<-- [end:nvdisasm]
 
 # --8<-- [start:cfg]
