@@ -377,7 +377,10 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
         r for r in _ds("inference_sweep")["rows"] if r["table"] == "sweep" and r["impl"] not in ("cublas", "tma_large")
     ]
     _assert_table_is_the_sweeps_fastest(
-        sweep, lin.linear_config, ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA"), "ratio_cublas"
+        sweep,
+        lin.linear_config,
+        ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "num_warps", "num_stages"),
+        "ratio_cublas",
     )
 
 
@@ -409,7 +412,9 @@ def test_fp8_linear_choices_are_the_fp8_sweeps_fastest():
 def test_fp8_linear_config_buckets():
     assert lin.linear_fp8_config(5, 4096, 4096) == {**lin.FP8_LINEAR_CONFIGS[(16, 4096, 4096)], "BLOCK_M": 16}
     assert lin.linear_fp8_config(1, 4096, 4096)["BLOCK_M"] == 16
-    assert lin.linear_fp8_config(40, 8192, 8192) == {**lin.FP8_LINEAR_CONFIGS[(128, 8192, 8192)], "BLOCK_M": 128}
+    assert lin.linear_fp8_config(40, 8192, 8192) == {**lin.FP8_LINEAR_CONFIGS[(64, 8192, 8192)], "BLOCK_M": 64}
+    assert lin.linear_fp8_config(100, 8192, 8192) == {**lin.FP8_LINEAR_CONFIGS[(128, 8192, 8192)], "BLOCK_M": 128}
+    assert lin.linear_fp8_config(17, 4096, 4096)["BLOCK_M"] == 32  # the tile follows the bucket, not a fixed 128
     assert lin.linear_fp8_config(8, 8000, 8000) == lin.linear_fp8_config(8, 8192, 8192)  # nearest weight size
     assert lin.linear_fp8_config(129, 4096, 4096) is None  # many rows: the persistent TMA kernel
 

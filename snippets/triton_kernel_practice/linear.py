@@ -105,7 +105,7 @@ def linear_tma_kernel(x_desc, w_desc, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
                       M, N, K, split_tiles, stride_ym,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                       SWAP_AB: tl.constexpr, SPLIT: tl.constexpr, SCALE: tl.constexpr):
-    # The same tiles, split and epilogue; x and W arrive as TMA descriptors. The copy engine fetches
+    # The same tiles, split and epilogue; x and W arrive as TMA descriptors. The TMA unit fetches
     # each (rows, BLOCK_K) box into shared memory, zero-filling rows past M or N, and the loop below
     # is software-pipelined over num_stages buffers with mbarriers: no address arithmetic, no masks.
     pid = tl.program_id(0)
@@ -277,43 +277,49 @@ def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, B
 # The fastest Triton setting of each cell of the inference sweep on the H200 (fp16,
 # data/triton_kernel_practice/inference_sweep.json; a test ties the two). M is rounded up to the next
 # bucket; other (N, K) take the setting of the measured shape with the nearest weight size.
-LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, [TMA,] num_warps
+LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, [TMA,] warps, stages
     (1, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (8, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (16, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (32, 4096, 4096): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
-    (64, 4096, 4096): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=4, num_stages=4),
-    (128, 4096, 4096): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=4, num_stages=4),
+    (64, 4096, 4096): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
+    (128, 4096, 4096): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=2, TMA=True, num_warps=8, num_stages=8),
     (1, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (8, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (16, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (32, 11008, 4096): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (64, 11008, 4096): dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
-    (128, 11008, 4096): dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=8, num_stages=3),
+    (128, 11008, 4096): dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
     (1, 4096, 11008): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (8, 4096, 11008): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (16, 4096, 11008): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (32, 4096, 11008): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
-    (64, 4096, 11008): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=4, num_stages=4),
-    (128, 4096, 11008): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=4, num_stages=4),
+    (64, 4096, 11008): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
+    (128, 4096, 11008): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=2, TMA=True, num_warps=8, num_stages=8),
     (1, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (8, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (16, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (32, 8192, 8192): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
-    (64, 8192, 8192): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
-    (128, 8192, 8192): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
+    (64, 8192, 8192): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
+    (128, 8192, 8192): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=8, num_stages=4),
 }
 M_BUCKETS = (1, 8, 16, 32, 64, 128)
 
 
+def _bucket_config(table: dict, buckets: tuple, M: int, N: int, K: int) -> dict | None:
+    """table[(M bucket, N, K)] for the smallest bucket >= M and the measured (N, K), or the measured
+    (N, K) with the nearest weight size; None when M is above the largest bucket."""
+    if M > buckets[-1]:
+        return None
+    m = next(b for b in buckets if M <= b)
+    shapes = sorted({(n, k) for _, n, k in table})
+    n, k = (N, K) if (N, K) in shapes else min(shapes, key=lambda s: abs(s[0] * s[1] - N * K))
+    return dict(table[(m, n, k)])
+
+
 def linear_config(M: int, N: int, K: int) -> dict | None:
     """The settings linear() uses for this shape, or None for M > 128 (the large-tile path)."""
-    if M > M_BUCKETS[-1]:
-        return None
-    m = next(b for b in M_BUCKETS if M <= b)
-    shapes = sorted({(n, k) for _, n, k in LINEAR_CONFIGS})
-    n, k = (N, K) if (N, K) in shapes else min(shapes, key=lambda s: abs(s[0] * s[1] - N * K))
-    return dict(LINEAR_CONFIGS[(m, n, k)])
+    return _bucket_config(LINEAR_CONFIGS, M_BUCKETS, M, N, K)
 
 
 def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -454,8 +460,10 @@ def matmul_fp8_tma(a, w, a_scale, w_scale, out_dtype=torch.bfloat16, **config):
 
 # The fastest FP8 setting of each cell of the "fp8_sweep" rows of inference_sweep.json (per-tensor
 # scales, on the H200; a test ties the two). e4m3 halves the bytes of a K step, so most winners take
-# 256-wide steps (256 bytes of each row) and deeper rings than the 16-bit table. M rounds up to 1, 16
-# or 128; other (N, K) take the setting of the measured shape with the nearest weight size.
+# 256-wide steps (256 bytes of each row) and deeper rings than the 16-bit table. M rounds up to 1, 16,
+# 32, 64 or 128 (BLOCK_M 16, 16, 32, 64, 128: a 128-row tile at M = 64 moved as many bytes of zero
+# rows as of x, and ran at half of cuBLAS); other (N, K) take the setting of the measured shape with
+# the nearest weight size.
 FP8_LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, TMA, num_warps, num_stages
     (1, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
     (1, 11008, 4096): dict(BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
@@ -465,22 +473,26 @@ FP8_LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, 
     (16, 11008, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=4),
     (16, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
     (16, 8192, 8192): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
-    (128, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
-    (128, 11008, 4096): dict(BLOCK_N=128, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=3),
-    (128, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=False, SPLIT_K=2, TMA=False, num_warps=8, num_stages=4),
+    (32, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
+    (32, 11008, 4096): dict(BLOCK_N=128, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
+    (32, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=2, TMA=False, num_warps=8, num_stages=6),
+    (32, 8192, 8192): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
+    (64, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
+    (64, 11008, 4096): dict(BLOCK_N=128, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=False, num_warps=4, num_stages=4),
+    (64, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
+    (64, 8192, 8192): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
+    (128, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
+    (128, 11008, 4096): dict(BLOCK_N=128, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
+    (128, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=8, num_stages=4),
     (128, 8192, 8192): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
 }
-FP8_M_BUCKETS = (1, 16, 128)
+FP8_M_BUCKETS = (1, 16, 32, 64, 128)
 
 
 def linear_fp8_config(M: int, N: int, K: int) -> dict | None:
     """The settings linear_fp8() uses for this shape, or None for M > 128 (the persistent TMA kernel)."""
-    if M > FP8_M_BUCKETS[-1]:
-        return None
-    m = next(b for b in FP8_M_BUCKETS if M <= b)
-    shapes = sorted({(n, k) for _, n, k in FP8_LINEAR_CONFIGS})
-    n, k = (N, K) if (N, K) in shapes else min(shapes, key=lambda s: abs(s[0] * s[1] - N * K))
-    return dict(FP8_LINEAR_CONFIGS[(m, n, k)], BLOCK_M=16 if m <= 16 else 128)
+    cfg = _bucket_config(FP8_LINEAR_CONFIGS, FP8_M_BUCKETS, M, N, K)
+    return cfg if cfg is None else dict(cfg, BLOCK_M=max(16, next(b for b in FP8_M_BUCKETS if M <= b)))
 
 
 _FP8_CFG = {}

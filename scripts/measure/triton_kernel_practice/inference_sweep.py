@@ -6,18 +6,20 @@ y = x @ W.T with W in nn.Linear layout (N, K), M in {1, 8, 16, 32, 64, 128} rows
 cuBLAS (torch.nn.functional.linear), the large-tile TMA kernel of the GEMM section, then the
 kernel of snippets/triton_kernel_practice/linear.py with small tiles, + split-K, swapped operands
 (W's rows on the MMA's M side), swapped + split-K at several splits and tile widths, and the same
-tiles loaded through TMA descriptors with 128-wide K steps (impl tma_swap, tma_plain). Every version
+tiles loaded through TMA descriptors with 128-wide K steps (impl tma_swap, tma_plain), and at M >= 64
+TMA tiles with the ring depth and warp count set by hand (impl tma_ring: deeper rings of narrower K
+steps, the settings a wider search found fastest on these cells). Every version
 is checked against an fp32 product, then timed in ROUNDS rounds in turn (best median kept, the
 round-to-round spread recorded). The weight stream is N*K*bytes / time, against the copy bandwidth.
 Table "fp8_tma": FP8 e4m3 TMA configurations at 4096^3 and 8192^3 beside torch._scaled_mm.
-Table "fp8_sweep": the split-K kernel with e4m3 operands and per-tensor scales at M in {1, 16, 128}
+Table "fp8_sweep": the split-K kernel with e4m3 operands and per-tensor scales at M in {1, 16, 32, 64, 128}
 on the four weights, FP8_CANDIDATES beside torch._scaled_mm (both accumulation modes), ratio against
 the faster. linear.py's LINEAR_CONFIGS is chosen from the "sweep" rows and FP8_LINEAR_CONFIGS from
 the "fp8_sweep" rows (tests tie them).
 
     python scripts/measure/triton_kernel_practice/inference_sweep.py [--out data/triton_kernel_practice/inference_sweep.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 90}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 115}
 
 import sys
 
@@ -34,9 +36,10 @@ FP8_CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages, EP
     (256, 128, 128, 8, 8, 3, True), (128, 256, 128, 16, 8, 3, True)]
 
 
-FP8_MS = (1, 16, 128)
+FP8_MS = (1, 16, 32, 64, 128)
 # e4m3 halves a K step's bytes: 256-wide steps and deeper rings are in the list beside the 16-bit
-# table's 128-wide ones. (BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, TMA, num_warps, num_stages); BLOCK_M 16 or 128.
+# table's 128-wide ones. (BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, TMA, num_warps, num_stages); BLOCK_M is
+# the bucket (at least 16): 16 for M <= 16, then 32, 64 and 128.
 FP8_CANDIDATES = {
     16: [(64, 256, True, 1, False, 4, 6), (64, 256, True, 1, False, 4, 4), (64, 256, True, 2, False, 4, 4),
          (64, 256, True, 4, False, 4, 4), (64, 128, True, 1, True, 4, 6), (128, 128, True, 1, True, 4, 6),
@@ -45,12 +48,20 @@ FP8_CANDIDATES = {
     128: [(64, 128, False, 1, False, 4, 4), (64, 256, True, 2, False, 4, 3), (64, 256, False, 1, False, 8, 3),
           (128, 256, False, 1, True, 4, 3), (64, 128, False, 1, False, 8, 4), (64, 256, False, 2, True, 8, 4),
           (64, 256, False, 2, False, 8, 4), (64, 256, True, 2, True, 4, 4), (64, 256, True, 1, True, 4, 4),
-          (64, 256, False, 1, True, 4, 4), (64, 256, True, 1, False, 4, 4), (64, 256, False, 1, True, 8, 4)],
+          (64, 256, False, 1, True, 4, 4), (64, 256, True, 1, False, 4, 4), (64, 256, False, 1, True, 8, 4),
+          (128, 128, False, 1, True, 4, 6), (128, 128, False, 1, False, 4, 6), (128, 128, True, 1, False, 4, 6),
+          (64, 256, True, 2, True, 8, 4), (64, 256, True, 2, False, 8, 4)],
+    32: [(64, 256, True, 1, False, 4, 6), (128, 128, True, 1, False, 4, 6), (64, 256, True, 2, False, 8, 6),
+         (64, 256, True, 2, False, 4, 6), (64, 128, True, 1, False, 8, 6), (128, 256, True, 1, False, 4, 4),
+         (64, 128, True, 2, False, 4, 6), (64, 256, True, 1, True, 4, 6)],
+    64: [(64, 256, True, 1, False, 4, 6), (128, 256, False, 1, False, 4, 4), (64, 256, False, 1, False, 4, 6),
+         (64, 256, False, 1, True, 4, 6), (128, 128, False, 1, False, 4, 6), (128, 128, True, 1, False, 4, 6),
+         (64, 256, False, 2, False, 8, 6), (64, 256, True, 2, False, 8, 6), (64, 256, True, 1, True, 4, 6)],
 }
 
 
 def fp8_candidates(M: int) -> list[dict]:
-    bm = 16 if M <= 16 else 128
+    bm = max(16, next(b for b in FP8_MS if M <= b))
     keys = ("BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "num_warps", "num_stages")
     return [dict(BLOCK_M=bm, **dict(zip(keys, c))) for c in FP8_CANDIDATES[bm]]
 
@@ -58,6 +69,18 @@ def fp8_candidates(M: int) -> list[dict]:
 def fp8_label(cfg: dict) -> str:
     return (f"{'swap' if cfg['SWAP_AB'] else 'plain'}{' tma' if cfg['TMA'] else ''} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x"
             f"{cfg['BLOCK_K']} S{cfg['SPLIT_K']} w{cfg['num_warps']} s{cfg['num_stages']}")
+
+
+# TMA settings with the ring depth and warps chosen by hand, from a search over BLOCK_N in {64, 128},
+# BLOCK_K in {64, 128}, splits 1-4, 4 or 8 warps and the deepest ring that fits (or one that leaves
+# room for two programs per SM): (SWAP_AB, BLOCK_N, BLOCK_K, SPLIT_K, num_warps, num_stages).
+RING = {
+    64: [(True, 64, 128, 1, 4, 6), (False, 64, 128, 1, 4, 6), (True, 64, 128, 2, 4, 6), (False, 128, 64, 1, 4, 8),
+         (False, 64, 64, 2, 4, 8)],
+    128: [(False, 64, 64, 2, 8, 8), (False, 64, 128, 2, 8, 4), (True, 64, 128, 2, 8, 4), (False, 64, 64, 1, 4, 8),
+          (False, 128, 64, 1, 4, 6), (True, 128, 64, 1, 4, 6), (False, 128, 64, 1, 8, 6), (False, 64, 128, 1, 8, 4),
+          (False, 128, 64, 2, 4, 6)],
+}
 
 
 def kernel_settings(M: int, BLOCK_N: int, SWAP_AB: bool, SPLIT_K: int, elt: int = 2, BLOCK_K: int | None = None,
@@ -82,13 +105,17 @@ def candidates(M: int) -> list[tuple[str, dict]]:
         c += [("tma_plain", kernel_settings(M, 64, False, s, BLOCK_K=128, TMA=True)) for s in (1, 2)]
         c += [("tma_plain", kernel_settings(M, 128, False, 1, BLOCK_K=128, TMA=True))]
         c += [("tma_swap", kernel_settings(M, 128, True, 1, BLOCK_K=128, TMA=True))]
+        c += [("tma_ring", dict(BLOCK_M=M, BLOCK_N=bn, BLOCK_K=bk, SWAP_AB=swap, SPLIT_K=s, TMA=True, num_warps=w,
+                                num_stages=st)) for swap, bn, bk, s, w, st in RING[M]]
     return c
 
 
 def label(impl: str, cfg: dict) -> str:
     if not cfg:
         return impl
-    return f"{impl} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}"
+    tail = f" w{cfg['num_warps']} s{cfg['num_stages']}" if impl == "tma_ring" else ""
+    swap = (" swap" if cfg["SWAP_AB"] else " plain") if impl == "tma_ring" else ""
+    return f"{impl}{swap} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}{tail}"
 
 
 def make_call(task):
@@ -129,7 +156,7 @@ def main(argv=None) -> int:
                                                               num_stages=st, EPI_SPLIT=ep))
                  for s in (4096,) for bm, bn, bk, gm, w, st, ep in FP8_CONFIGS]
     # linear_kernel and linear_tma_kernel take M at run time: one small shape compiles each setting
-    fp8_tasks += [("fp8_sweep", "bf16", m, 256, 1024, "fp8", cfg) for m in (1, 128) for cfg in fp8_candidates(m)]
+    fp8_tasks += [("fp8_sweep", "bf16", m, 256, 1024, "fp8", cfg) for m in (1, 32, 64, 128) for cfg in fp8_candidates(m)]
     # one compile per distinct kernel: M = 1, 8 and >= 16 specialize the TMA kernel differently,
     # linear_kernel takes M at run time, so one shape per configuration is enough there
     seen, uniq = set(), []
