@@ -10,10 +10,15 @@ projection -> residual; batch 32 x 1024 tokens, bf16 autocast, AdamW, MSE loss a
 target. Both models start from the same weights and see the same data: the loss curves over 200 steps
 must agree within bf16 tolerance (largest relative difference recorded). Then one training step
 (forward, backward, optimizer) of each is timed, three rounds in turn. Target (issue 14): >= 1.0x SDPA.
+Table "profile": where a step's GPU time goes, from torch.profiler over PROFILE_STEPS steps of each
+layer: the attention forward's kernels, the attention backward's, and everything else (projections,
+LayerNorm, the loss, AdamW, copies), summed per step. Kernels are assigned by name (ATTN_FWD, ATTN_BWD);
+"other" must agree between the two layers within OTHER_TOL, or the assignment missed a kernel.
 32 sequences, not 8: at 8 a step takes 2-3 ms, short enough for host-side launches to weigh on it; two runs of the same
 code at e301acf gave 0.88x and 0.75x SDPA (this dataset's history); at 32 the GPU work per step is
 four times larger, while the host launches the same kernels.
 """
+
 from __future__ import annotations
 
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 40}
@@ -28,6 +33,25 @@ B, T, C, HEADS = 32, 1024, 1024, 16
 STEPS = 200
 LOSS_TOL = 0.02
 TARGET = 1.0
+PROFILE_STEPS = 5
+# kernel-name fragments: Triton's kernels of attention.py, cuDNN's fused attention, and flash/efficient
+ATTN_FWD = ("attn_fwd", "fprop", "flash_fwd", "fmha_cutlassF", "efficient_attention_forward")
+ATTN_BWD = ("attn_bwd", "bprop", "dot_do_o", "convert_dq", "flash_bwd", "fmha_cutlassB", "efficient_attention_backward")
+OTHER_TOL = 0.05
+
+
+def short(kernel: str) -> str:
+    """A kernel's name without its template arguments and parameter list, at most 60 characters."""
+    name = kernel.split("(")[0].split("<")[0].removeprefix("void ").strip()
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
+def part_of(kernel: str) -> str:
+    if any(f in kernel for f in ATTN_BWD):
+        return "attention backward"
+    if any(f in kernel for f in ATTN_FWD):
+        return "attention forward"
+    return "other"
 
 
 def main(argv=None) -> int:
@@ -37,7 +61,8 @@ def main(argv=None) -> int:
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
-    sys.modules["attention"] = measure.snippet("triton_deep_dive/attention")   # imported by this name
+
+    sys.modules["attention"] = measure.snippet("triton_deep_dive/attention")  # imported by this name
     fa = measure.snippet("triton_deep_dive/attention_gluon")
     b, t, steps = (1, 256, 5) if args.quick else (B, T, STEPS)
 
@@ -51,7 +76,7 @@ def main(argv=None) -> int:
 
         def forward(self, x):
             q, k, v = self.qkv(self.ln(x)).view(x.shape[0], x.shape[1], 3, HEADS, C // HEADS).unbind(2)
-            q, k, v = (z.transpose(1, 2) for z in (q, k, v))          # (B, H, T, D) views, no copy
+            q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # (B, H, T, D) views, no copy
             if self.use_triton:
                 self.forward_kernel = "gluon" if fa.uses_gluon(q, k, v) else "triton"
                 y = fa.attention(q, k, v, causal=True)
@@ -86,18 +111,67 @@ def main(argv=None) -> int:
         for impl in losses:
             rows.append({"table": "loss", "step": step, "impl": impl, "loss": losses[impl][step]})
     x = torch.randn(b, t, C, device="cuda", generator=gen)
-    each = measure.bench_each_round({impl: (lambda impl=impl: train_step(impl, x)) for impl in losses},
-                                    rounds=1 if args.quick else 3)
+    each = measure.bench_each_round(
+        {impl: (lambda impl=impl: train_step(impl, x)) for impl in losses}, rounds=1 if args.quick else 3
+    )
     best = {k: min(v) for k, v in each.items()}
     for impl, ms in best.items():
         row = {"table": "step", "impl": impl, "ms": ms, "ms_spread": measure.spread(each[impl])}
         if impl == "triton":
             ratio = best["sdpa"] / ms
-            row.update(ratio_sdpa=ratio, met_sdpa=ratio >= TARGET, loss_rel_diff=worst,
-                       met_loss=worst <= LOSS_TOL, forward=models["triton"].forward_kernel)
+            row.update(
+                ratio_sdpa=ratio,
+                met_sdpa=ratio >= TARGET,
+                loss_rel_diff=worst,
+                met_loss=worst <= LOSS_TOL,
+                forward=models["triton"].forward_kernel,
+            )
         rows.append(row)
         print(row, flush=True)
+    from torch.profiler import ProfilerActivity, profile
+
+    per_part, names = {}, {}
+    for impl in losses:
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(PROFILE_STEPS):
+                train_step(impl, x)
+            torch.cuda.synchronize()
+        parts = {"attention forward": 0.0, "attention backward": 0.0, "other": 0.0}
+        names[impl] = {p: set() for p in parts}
+        for e in prof.events():
+            if e.device_type.name == "CUDA":
+                parts[part_of(e.name)] += e.time_range.elapsed_us() / PROFILE_STEPS
+                names[impl][part_of(e.name)].add(short(e.name))
+        per_part[impl] = parts
+    if (
+        min(
+            per_part["sdpa"]["attention forward"],
+            per_part["sdpa"]["attention backward"],
+            per_part["triton"]["attention forward"],
+            per_part["triton"]["attention backward"],
+        )
+        <= 0
+    ):
+        sys.exit(f"{NAME}: the profile found no attention kernel for one of the layers: {per_part}")
+    other = [per_part[k]["other"] for k in ("sdpa", "triton")]
+    if abs(other[0] - other[1]) > OTHER_TOL * max(other):
+        sys.exit(
+            f"{NAME}: 'other' kernels differ between the layers ({other[0]:.0f} vs {other[1]:.0f} us per step): "
+            f"an attention kernel was not recognized by name"
+        )
+    for part in ("attention forward", "attention backward", "other"):
+        t_sdpa = per_part["sdpa"][part]
+        for impl in losses:
+            row = {"table": "profile", "impl": impl, "part": part, "us_step": per_part[impl][part]}
+            row["ratio_part"] = t_sdpa / per_part[impl][part]
+            if part != "other":
+                row["kernels"] = ", ".join(sorted(names[impl][part]))
+            rows.append(row)
+            print(rows[-1], flush=True)
     metrics = {
+        "us_step": {"unit": "µs", "noise": 0.1, "fmt": ".0f"},
+        "ratio_part": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
         "loss": {"unit": "", "noise": 0.05, "fmt": ".4f"},
         "ms": {"unit": "ms", "noise": 0.1, "fmt": ".2f"},
         "ms_spread": {"unit": "", "noise": 1.0, "fmt": ".1%", "check": False},
