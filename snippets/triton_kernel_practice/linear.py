@@ -484,7 +484,7 @@ FP8_LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, 
     (128, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (128, 11008, 4096): dict(BLOCK_N=128, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
     (128, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=8, num_stages=4),
-    (128, 8192, 8192): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
+    (128, 8192, 8192): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=4),
 }
 FP8_M_BUCKETS = (1, 16, 32, 64, 128)
 
