@@ -171,22 +171,37 @@ def test_pointer_step_is_pipelined_only_with_the_launchers_alignment():
 
 
 def test_launch_signature_specializes_like_the_launcher():
-    """sitekit.measure.launch_signature, which the resources dataset compiles with: a multiple of 16 is
-    marked divisible, 1 becomes a constant, other ints stay plain, pointers are taken as aligned, and a
-    missing or unsupported argument is refused by name."""
-    from types import SimpleNamespace
-
+    """sitekit.measure.launch_signature, which the resources datasets compile with: a multiple of 16 is
+    marked divisible, 1 becomes a constant, other ints stay plain, pointers are taken as aligned, the
+    kernel's do_not_specialize / do_not_specialize_on_alignment lists drop those hints as the launcher
+    does, and a missing or unsupported argument is refused by name."""
+    import triton
+    import triton.language as tl
     from sitekit import measure
 
-    k = SimpleNamespace(arg_names=["X", "n16", "one", "seven", "s", "BLOCK"], fn=SimpleNamespace(__name__="k"))
-    sig, const, attrs = measure.launch_signature(k, dict(X="*fp16", n16=4096, one=1, seven=7, s=0.5), {"BLOCK": 64})
-    assert sig == {"X": "*fp16", "n16": "i32", "one": "constexpr", "seven": "i32", "s": "fp32", "BLOCK": "constexpr"}
+    @triton.jit(do_not_specialize=["n_dns", "one_dns"], do_not_specialize_on_alignment=["n_dnsa"])
+    def probe(X, n16, one, seven, s, n_dns, one_dns, n_dnsa, BLOCK: tl.constexpr):
+        pass
+
+    args = dict(X="*fp16", n16=4096, one=1, seven=7, s=0.5, n_dns=4096, one_dns=1, n_dnsa=4096)
+    sig, const, attrs = measure.launch_signature(probe, args, {"BLOCK": 64})
+    assert sig == {
+        "X": "*fp16",
+        "n16": "i32",
+        "one": "constexpr",
+        "seven": "i32",
+        "s": "fp32",
+        "n_dns": "i32",
+        "one_dns": "i32",
+        "n_dnsa": "i32",
+        "BLOCK": "constexpr",
+    }
     assert const == {"BLOCK": 64, "one": 1}
     assert attrs == {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}
     with pytest.raises(KeyError, match="seven"):
-        measure.launch_signature(k, dict(X="*fp16", n16=16, one=1, s=0.5), {"BLOCK": 64})
+        measure.launch_signature(probe, {k: v for k, v in args.items() if k != "seven"}, {"BLOCK": 64})
     with pytest.raises(TypeError, match="n16"):
-        measure.launch_signature(k, dict(X="*fp16", n16=[16], one=1, seven=7, s=0.5), {"BLOCK": 64})
+        measure.launch_signature(probe, {**args, "n16": [16]}, {"BLOCK": 64})
 
 
 _GLUON_CHECK = """

@@ -167,19 +167,39 @@ def copy_tbps(nbytes: int = 1 << 30) -> tuple[float, float]:
     return 2 * nbytes / ms / 1e9, ms
 
 
+def _unspecialized(kernel) -> tuple[set, set]:
+    """Names in the kernel's do_not_specialize and do_not_specialize_on_alignment lists, from a JITFunction's
+    parameters or, under TRITON_INTERPRET=1, from the options the InterpretedFunction keeps."""
+    params = getattr(kernel, "params", None)
+    if params is not None:
+        return (
+            {p.name for p in params if p.do_not_specialize},
+            {p.name for p in params if p.do_not_specialize_on_alignment},
+        )
+    kw = getattr(kernel, "kwargs", {}) or {}
+
+    def names(key):
+        return {kernel.arg_names[a] if isinstance(a, int) else a for a in (kw.get(key) or ())}
+
+    return names("do_not_specialize"), names("do_not_specialize_on_alignment")
+
+
 def launch_signature(kernel, args: dict, constants: dict) -> tuple[dict, dict, dict]:
     """(signature, constants, attrs) for triton.compile, specialized the way Triton's launcher specializes
     a launch of `kernel` with these argument values, so that a kernel compiled off the GPU is the one that
     runs. `args` maps each non-constexpr argument to its value: an int (sizes, strides), a float, or a type
     string for a pointer ("*fp16", taken as 16-byte aligned, as every tensor PyTorch's caching allocator
     returns is) or a tensor descriptor (passed through). Ints go through Triton's own specialization: a
-    multiple of 16 is marked divisible by 16 and 1 becomes a compile-time constant. Leaving pointers
-    unmarked changes the code: without their alignment the compiler cannot use 16-byte copies, so a
-    pointer-based loop gets neither vector loads nor cp.async."""
+    multiple of 16 is marked divisible by 16 and 1 becomes a compile-time constant. The kernel's own
+    `do_not_specialize` and `do_not_specialize_on_alignment` lists are honoured as the launcher honours
+    them: the first drops both hints (and a pointer's alignment), the second the divisibility one.
+    Leaving pointers unmarked changes the code: without their alignment the compiler cannot use 16-byte
+    copies, so a pointer-based loop gets neither vector loads nor cp.async."""
     from triton.backends.compiler import BaseBackend
     from triton.runtime.jit import native_specialize_impl
 
     signature, consts, attrs = {}, dict(constants), {}
+    dns, dnsa = _unspecialized(kernel)
     for i, name in enumerate(kernel.arg_names):
         if name in constants:
             signature[name] = "constexpr"
@@ -187,14 +207,15 @@ def launch_signature(kernel, args: dict, constants: dict) -> tuple[dict, dict, d
         if name not in args:
             raise KeyError(f"launch_signature: no value for argument {name!r} of {kernel.fn.__name__}")
         v = args[name]
+        specialize, align = name not in dns, name not in dnsa
         if isinstance(v, str):
             signature[name] = v
-            if v.startswith("*"):
+            if v.startswith("*") and specialize and align:
                 attrs[(i,)] = [["tt.divisibility", 16]]
         elif isinstance(v, float):
             signature[name] = "fp32"
         elif isinstance(v, int) and not isinstance(v, bool):
-            ty, key = native_specialize_impl(BaseBackend, v, False, True, True)
+            ty, key = native_specialize_impl(BaseBackend, v, False, specialize, align)
             if ty == "constexpr":
                 signature[name] = "constexpr"
                 consts[name] = key

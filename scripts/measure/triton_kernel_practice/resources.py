@@ -53,9 +53,10 @@ def main(argv=None) -> int:
     g, sm, fa, lin = snippet("gemm"), snippet("softmax"), snippet("flash_attention"), snippet("linear")
     rows = []
 
-    def build(row, kernel, sig, const, divisible, num_warps, num_stages):
-        attrs = {(kernel.arg_names.index(a),): [["tt.divisibility", 16]] for a in divisible}
-        sig = {**sig, **{k: "constexpr" for k in const}}
+    def build(row, kernel, args, const, num_warps, num_stages):
+        # specialized as the launcher specializes a launch with these argument values (sizes and
+        # strides of the shapes the page times; pointers aligned as PyTorch allocates them)
+        sig, const, attrs = measure.launch_signature(kernel, args, const)
         u = measure.sm90_compile(kernel, sig, const, attrs, num_warps, num_stages)
         sass = u["sass"]
         row.update(regs=u["regs"], spill_bytes=u["spill_bytes"],
@@ -66,65 +67,63 @@ def main(argv=None) -> int:
         rows.append(row)
         print(row, flush=True)
 
-    ptr = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
-           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
-           "stride_cm": "i32", "stride_cn": "i32"}
+    n = 4096   # the GEMM section's square size: A (n, n) row-major, B (n, n) with unit stride along N
+    ptr = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": n, "N": n, "K": n,
+           "stride_am": n, "stride_ak": 1, "stride_bk": n, "stride_bn": 1, "stride_cm": n, "stride_cn": 1}
     for bm, bn, bk, w, st in GEMM_PTR:
-        const = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
-                 "GROUP_M": 8, "EVEN_K": True}
+        const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "EVEN_K": True}
         build({"table": "gemm", "kernel": "grouped", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
-               "num_stages": st, "epi_split": "off"}, g.matmul_grouped_kernel, ptr, const,
-              ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"], w, st)
+               "num_stages": st, "epi_split": "off"}, g.matmul_grouped_kernel, ptr, const, w, st)
     for bm, bn, bk, w, st, split in GEMM_TMA:
         sig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bk}, {bn}]>",
-               "c_desc": f"tensordesc<fp16[{bm}, {bn // 2 if split else bn}]>", "M": "i32", "N": "i32", "K": "i32"}
+               "c_desc": f"tensordesc<fp16[{bm}, {bn // 2 if split else bn}]>", "M": n, "N": n, "K": n}
         const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "NUM_SMS": 132, "B_KMAJOR": False,
                  "EPI_SPLIT": split}
         build({"table": "gemm", "kernel": "tma_persistent", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
                "num_warps": w, "num_stages": st, "epi_split": "on" if split else "off"},
-              g.matmul_tma_kernel, sig, const, ["M", "N", "K"], w, st)
+              g.matmul_tma_kernel, sig, const, w, st)
 
-    sm_sig = {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": "i32", "in_col_stride": "i32",
-              "out_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"}
+    def sm_args(n_cols):   # 4,096 contiguous fp32 rows of n_cols, as the softmax section times them
+        return {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": n_cols, "in_col_stride": 1,
+                "out_row_stride": n_cols, "n_rows": 4096, "n_cols": n_cols}
+
     for blk, rows_per, w in SOFTMAX_FUSED:
         build({"table": "softmax_fused", "BLOCK": blk, "ROWS": rows_per, "num_warps": w},
-              sm.softmax_row_kernel, sm_sig, {"in_col_stride": 1, "BLOCK": blk, "ROWS": rows_per},
-              ["out_ptr", "in_ptr", "in_row_stride", "out_row_stride", "n_rows", "n_cols"], w, 3)
+              sm.softmax_row_kernel, sm_args(blk), {"BLOCK": blk, "ROWS": rows_per}, w, 3)
     for blk, w, st, un in SOFTMAX_ONLINE:
         build({"table": "softmax_online", "BLOCK": blk, "num_warps": w, "num_stages": st, "unroll": un},
-              sm.softmax_online_kernel, sm_sig, {"in_col_stride": 1, "BLOCK": blk, "STAGES": st, "UNROLL": un},
-              ["out_ptr", "in_ptr", "in_row_stride", "out_row_stride", "n_rows", "n_cols"], w, 3)
+              sm.softmax_online_kernel, sm_args(8 * blk), {"BLOCK": blk, "STAGES": st, "UNROLL": un}, w, 3)
 
-    names = fa.attn_fwd_kernel.arg_names
+    B, H, N = 4, 32, 4096   # the attention section's shape: contiguous (B, H, N, D) tensors
     for D, bm, bn, w, st, ws in ATTN:
         const = {"HEAD_DIM": D, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": False, "WARP_SPEC": ws, "EVEN_N": True}
-        sig = {n: "i32" for n in names if n not in const}
-        sig.update(Q="*fp16", K="*fp16", V="*fp16", O="*fp16", sm_scale="fp32")
-        divisible = [n for n in names if n not in const and n not in ("B", "H", "sm_scale")]
+        values = dict(Q="*fp16", K="*fp16", V="*fp16", O="*fp16", B=B, H=H, N_CTX=N, sm_scale=D ** -0.5)
+        for t in "qkvo":
+            values.update({f"s{t}_b": H * N * D, f"s{t}_h": N * D, f"s{t}_n": D})
         build({"table": "attention", "D": D, "BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": st,
-               "warp_spec": "on" if ws else "off"}, fa.attn_fwd_kernel, sig, const, divisible, w, st)
+               "warp_spec": "on" if ws else "off"}, fa.attn_fwd_kernel, values, const, w, st)
 
     for dt, bm, bn, bk, swap, split, w, st in LINEAR:
         el = "fp8e4nv" if dt == "fp8" else "fp16"
+        # x (M, 4096) and W (4096, 4096) in nn.Linear layout; M and split_tiles are do_not_specialize
         sig = {"x_ptr": f"*{el}", "w_ptr": f"*{el}", "y_ptr": "*bf16" if dt == "fp8" else "*fp16", "ws_ptr": "*fp32",
-               "cnt_ptr": "*i32", "sx_ptr": "*fp32", "sw_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
-               "split_tiles": "i32", "stride_xm": "i32", "stride_wn": "i32", "stride_ym": "i32"}
+               "cnt_ptr": "*i32", "sx_ptr": "*fp32", "sw_ptr": "*fp32", "M": bm, "N": 4096, "K": 4096,
+               "split_tiles": 8, "stride_xm": 4096, "stride_wn": 4096, "stride_ym": 4096}
         const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SWAP_AB": swap, "SPLIT": split,
                  "SCALE": 1 if dt == "fp8" else 0, "EVEN_K": True}
         build({"table": "linear", "kernel": "linear", "dtype": dt, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
                "swap_ab": "on" if swap else "off", "split": "on" if split else "off", "num_warps": w, "num_stages": st},
-              lin.linear_kernel, sig, const,
-              ["x_ptr", "w_ptr", "y_ptr", "ws_ptr", "N", "K", "stride_xm", "stride_wn", "stride_ym"], w, st)
+              lin.linear_kernel, sig, const, w, st)
     c = lin.FP8_TMA_CONFIG
     bm, bn, bk = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]
     sig = {"a_desc": f"tensordesc<fp8e4nv[{bm}, {bk}]>", "b_desc": f"tensordesc<fp8e4nv[{bn}, {bk}]>",
            "c_desc": f"tensordesc<bf16[{bm}, {bn // 2 if c['EPI_SPLIT'] else bn}]>", "sa_ptr": "*fp32", "sb_ptr": "*fp32",
-           "M": "i32", "N": "i32", "K": "i32"}
+           "M": 4096, "N": 4096, "K": 4096}
     const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": c["GROUP_M"], "NUM_SMS": 132, "PER_ROW": False,
              "EPI_SPLIT": c["EPI_SPLIT"]}
     build({"table": "linear", "kernel": "fp8_tma", "dtype": "fp8", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
            "swap_ab": "off", "split": "off", "num_warps": c["num_warps"], "num_stages": c["num_stages"]},
-          lin.fp8_tma_kernel, sig, const, ["M", "N", "K"], c["num_warps"], c["num_stages"])
+          lin.fp8_tma_kernel, sig, const, c["num_warps"], c["num_stages"])
 
     metrics = {
         "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
