@@ -461,9 +461,9 @@ def matmul_fp8_tma(a, w, a_scale, w_scale, out_dtype=torch.bfloat16, **config):
 # The fastest FP8 setting of each cell of the "fp8_sweep" rows of inference_sweep.json (per-tensor
 # scales, on the H200; a test ties the two). e4m3 halves the bytes of a K step, so most winners take
 # 256-wide steps (256 bytes of each row) and deeper rings than the 16-bit table. M rounds up to 1, 16,
-# 32, 64 or 128 (BLOCK_M 16, 16, 32, 64, 128: a 128-row tile at M = 64 moved as many bytes of zero
-# rows as of x, and ran at half of cuBLAS); other (N, K) take the setting of the measured shape with
-# the nearest weight size.
+# 32, 64 or 128 (BLOCK_M 16, 16, 32, 64, 128: at M = 64 a 128-row tile would spend half of its MMA
+# work and of its x buffers on rows that do not exist); other (N, K) take the setting of the measured
+# shape with the nearest weight size.
 FP8_LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, TMA, num_warps, num_stages
     (1, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
     (1, 11008, 4096): dict(BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
