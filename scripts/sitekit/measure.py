@@ -136,6 +136,45 @@ def bench_each_round(fns: dict, rounds: int = 3, **kw) -> dict:
     return times
 
 
+def graphed(fn):
+    """fn captured once in a CUDA graph; returns the graph's replay. Timing the replay (with bench, so with
+    the same L2 flush) leaves out the host: the launch arguments were recorded at capture, and the replay
+    is one host call however much Python fn runs. fn must be warmed up and must keep using the same
+    buffers (it is replayed with the inputs it was captured with)."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up on a side stream, as capture requires
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def host_us(fn, calls: int = 200) -> float:
+    """Host time of one call of fn in µs: `calls` calls issued while the GPU is held busy by a spin kernel,
+    so that no call waits for the GPU and none finds it idle. What is left is the host's own cost: Python,
+    argument handling, the driver's launch."""
+    import time
+
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(2e8))  # ~0.1 s of GPU spin at H200 clocks: longer than the calls
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return t / calls * 1e6
+
+
 def spread(ts: list[float]) -> float:
     """Relative round-to-round spread of one figure: (slowest - fastest) / fastest."""
     return (max(ts) - min(ts)) / min(ts) if ts and min(ts) > 0 else 0.0

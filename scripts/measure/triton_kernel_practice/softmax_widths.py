@@ -4,14 +4,15 @@ streamed kernel where rows get long.
 
 fp32. Table "fused": softmax_fused with explicit (ROWS, num_warps) for N = 256 ... 65536 (powers of
 two) at 4,096 and 32,768 rows (matrices up to 2^28 elements), beside torch.softmax and a copy of the
-same bytes. Table "online": softmax_online's chunk, warps and programs per multiprocessor at
+same bytes. Table "fused16": the same at fp16 for the narrow rows, N = 256 ... 2048, where a row's
+bytes halve and the best rows per program may move (bf16 moves the same bytes). Table "online": softmax_online's chunk, warps and programs per multiprocessor at
 N = 32768 and 65536, beside the fused kernel. Each version is checked against float64, then timed in
-ROUNDS rounds in turn (best median kept, spread recorded). softmax.py's FUSED_LAUNCH and
-FUSED_MAX_BLOCK are chosen from these rows; tests/test_triton_kernel_practice.py ties them.
+ROUNDS rounds in turn (best median kept, spread recorded). softmax.py's FUSED_LAUNCH, FUSED_LAUNCH_16
+and FUSED_MAX_BLOCK are chosen from these rows; tests/test_triton_kernel_practice.py ties them.
 
     python scripts/measure/triton_kernel_practice/softmax_widths.py [--out data/triton_kernel_practice/softmax_widths.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 32}   # 31 s on the H200, 2026-12-01, process start included
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 50}   # 31 s on the H200 (2026-12-01) before table "fused16"
 
 import sys
 
@@ -19,6 +20,7 @@ from sitekit import data, measure
 
 NAME = data.name_of(__file__)
 WIDTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+WIDTHS_16 = (256, 512, 1024, 2048)
 ROW_COUNTS = (4096, 32768)
 MAX_ELEMS = 1 << 28
 ROUNDS = 3
@@ -39,12 +41,18 @@ def fused_configs(N: int) -> list[tuple[int, int]]:
     return out
 
 
+def fused16_configs(N: int) -> list[tuple[int, int]]:
+    """16-bit rows: the same window of values per thread, with up to twice the rows per program."""
+    return [(rows, w) for rows in (1, 2, 4, 8, 16, 32) for w in (1, 2, 4, 8)
+            if 1024 <= rows * N <= 16384 and 8 <= rows * N // (32 * w) <= 64]
+
+
 def make_call(task):
     import torch
     sm = measure.snippet("triton_kernel_practice/softmax")
     kind, M, N, a, b, c = task
-    x = torch.randn(M, N, device="cuda")
-    if kind == "fused":
+    x = torch.randn(M, N, device="cuda", dtype=torch.float16 if kind == "fused16" else torch.float32)
+    if kind in ("fused", "fused16"):
         return lambda: sm.softmax_fused(x, ROWS=a, num_warps=b)
     return lambda: sm.softmax_online(x, BLOCK=a, num_warps=b, programs_per_sm=c)
 
@@ -59,6 +67,7 @@ def main(argv=None) -> int:
     torch.manual_seed(0)
     warm("measure.triton_kernel_practice.softmax_widths",
          [("fused", 64, N, r, w, 0) for N in WIDTHS for r, w in fused_configs(N)]
+         + [("fused16", 64, N, r, w, 0) for N in WIDTHS_16 for r, w in fused16_configs(N)]
          + [("online", 64, N, b, w, p) for N in (32768, 65536) for b, w, p in ONLINE])
     copy, _ = measure.copy_tbps()
     rows = [{"table": "copy", "impl": "copy", "tbps": copy}]
@@ -66,9 +75,10 @@ def main(argv=None) -> int:
     def timed(table, M, N, fns, extra):
         x = fns.pop("_x")
         ref = torch.softmax(x.double(), dim=-1)
+        tol = 1e-5 if x.dtype == torch.float32 else 2e-3     # fp16 output: half an ulp of values up to 1
         for key, (fn, _) in fns.items():
             err = (fn().double() - ref).abs().max().item()
-            if not err < 1e-5:
+            if not err < tol:
                 sys.exit(f"{NAME}: {key} M={M} N={N}: max abs error {err:.2e}")
         y = torch.empty_like(x)
         calls = {"copy_same": lambda: y.copy_(x), **{k: v[0] for k, v in fns.items()}}
@@ -76,14 +86,14 @@ def main(argv=None) -> int:
         t_torch = min(each["torch"])
         for key, ts in each.items():
             t = min(ts)
-            bw = 8 * M * N / t / 1e9
+            bw = 2 * x.element_size() * M * N / t / 1e9
             r = {"table": table, "M": M, "N": N, "impl": key.split(" ")[0], "config": key, "us": t * 1e3, "tbps": bw,
                  "frac_copy": bw / copy, "ratio_torch": t_torch / t, "tbps_spread": measure.spread(ts)}
             r.update(fns[key][1] if key in fns else {})
             r.update(extra)
             rows.append(r)
         best = max(rows[-len(each):], key=lambda r: r["tbps"] if r["impl"] != "copy_same" else 0)
-        print(f"{table} M={M:<6} N={N:<6} torch {8 * M * N / t_torch / 1e9:5.2f} TB/s, best {best['config']:<22} "
+        print(f"{table} M={M:<6} N={N:<6} torch {2 * x.element_size() * M * N / t_torch / 1e9:5.2f} TB/s, best {best['config']:<22} "
               f"{best['tbps']:5.2f} TB/s ({best['ratio_torch']:.2f}x torch, {best['frac_copy']:.2f} of copy)", flush=True)
         del x, y, ref
 
@@ -97,6 +107,14 @@ def main(argv=None) -> int:
                 fns[f"fused R{r} w{w}"] = (lambda x=x, r=r, w=w: sm.softmax_fused(x, ROWS=r, num_warps=w),
                                            {"ROWS": r, "num_warps": w})
             timed("fused", M, N, fns, {})
+    for N in WIDTHS_16:
+        for M in ROW_COUNTS:
+            x = (4 * torch.randn(M, N, device="cuda")).half()
+            fns = {"_x": x, "torch": (lambda x=x: torch.softmax(x, dim=-1), {})}
+            for r, w in fused16_configs(N):
+                fns[f"fused R{r} w{w}"] = (lambda x=x, r=r, w=w: sm.softmax_fused(x, ROWS=r, num_warps=w),
+                                           {"ROWS": r, "num_warps": w})
+            timed("fused16", M, N, fns, {})
     for N in (32768, 65536):
         M = 4096
         x = 4 * torch.randn(M, N, device="cuda")
