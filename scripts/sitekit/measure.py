@@ -156,17 +156,17 @@ def graphed(fn):
     return graph.replay
 
 
-def host_us(fn, calls: int = 200) -> float:
-    """Host time of one call of fn in µs: `calls` calls issued while the GPU is held busy by a spin kernel,
-    so that no call waits for the GPU and none finds it idle. What is left is the host's own cost: Python,
-    argument handling, the driver's launch."""
+def host_us(fn, calls: int = 100) -> float:
+    """Host time of one call of fn in µs: `calls` calls issued while a spin kernel holds the GPU, so that
+    all of them are queued before any of their kernels runs and no call waits on the GPU. What is left is
+    the host's own cost: Python, argument handling, the driver's launch."""
     import time
 
     import torch
 
     fn()
     torch.cuda.synchronize()
-    torch.cuda._sleep(int(2e8))  # ~0.1 s of GPU spin at H200 clocks: longer than the calls
+    torch.cuda._sleep(int(4e7))  # 20 ms of GPU spin at the H200's 1.98 GHz (longer at lower clocks)
     t0 = time.perf_counter()
     for _ in range(calls):
         fn()

@@ -16,7 +16,7 @@ depends on how fast the host is at that moment.
 
     python scripts/measure/triton_kernel_practice/inference_gemm.py [--out data/triton_kernel_practice/inference_gemm.json]
 """
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 45}   # 29 s on the H200 (2026-12-01) before the graph and host columns
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 30}   # 29 s on the H200 (2026-12-01) at 20 ms per timing, before the graph and host columns
 
 import sys
 
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
                         sys.exit(f"{NAME}: linear {tag} M={M} N={N} K={K}: relative error {err:.2e}")
                 calls = {"cublas": lambda: torch.nn.functional.linear(x, w), "linear": lambda: lin.linear(x, w)}
                 graphs = {f"{impl} graph": measure.graphed(fn) for impl, fn in calls.items()}
-                each = measure.bench_each_round({**calls, **graphs}, rounds=ROUNDS, warmup=5, rep=20)
+                each = measure.bench_each_round({**calls, **graphs}, rounds=ROUNDS, warmup=3, rep=12)
                 host = {impl: measure.host_us(fn) for impl, fn in calls.items()}
                 t_cublas, g_cublas = min(each["cublas"]), min(each["cublas graph"])
                 cfg = lin.linear_config(M, N, K)
