@@ -15,7 +15,7 @@ Targets (issue 12): >= 0.9x _scaled_mm at 4096^3 and 8192^3, >= 1.0x on the infe
 
     python scripts/measure/triton_kernel_practice/fp8_gemm.py [--out data/triton_kernel_practice/fp8_gemm.json]
 """
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 22}   # 21-24 s at 20 ms per inference timing (2026-12-02); 12 ms now, graphs 8 ms
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 25}   # 21-24 s at 20 ms per inference timing (2026-12-02); 12 ms now, graphs 8 ms
 
 import sys
 

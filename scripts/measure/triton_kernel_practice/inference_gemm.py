@@ -16,7 +16,7 @@ depends on how fast the host is at that moment.
 
     python scripts/measure/triton_kernel_practice/inference_gemm.py [--out data/triton_kernel_practice/inference_gemm.json]
 """
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 30}   # 29 s on the H200 (2026-12-01) at 20 ms per timing, before the graph and host columns
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 27}   # 29 s on the H200 (2026-12-01) at 20 ms per timing, before the graph and host columns
 
 import sys
 
