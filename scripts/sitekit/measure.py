@@ -58,8 +58,10 @@ META_LINE = re.compile(rb"(?m)^META = \{.*\}[ \t]*\n?")
 
 
 def source_hash(content: bytes) -> str:
-    """sha256 of a source file without its META line: a producer's tier or budget does not change what
-    it measures, so moving it between tiers or re-estimating its budget leaves its data current."""
+    """sha256 of a source file without its META dict: a producer's tier or budget does not change what
+    it measures, so moving it between tiers or re-estimating its budget leaves its data current. A
+    comment after the dict on the same line stays in the hashed text (every recorded hash includes
+    it), so editing that comment stales the dataset."""
     return hashlib.sha256(META_LINE.sub(b"", content)).hexdigest()
 
 
