@@ -496,3 +496,14 @@ def test_gpu_ci_unknown_dataset_is_one_clear_line():
     )
     assert p.returncode != 0 and "unknown dataset 'nope/nothing'" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_source_hash_ignores_the_meta_dict_but_not_a_comment_after_it():
+    """Re-estimating a budget keeps a dataset current; the comment on the META line is hashed (every
+    recorded hash includes it), so CONTRIBUTING.md warns that editing it stales the data."""
+    from sitekit.measure import source_hash
+
+    body = b'"""doc"""\nMETA = {"needs": "gpu", "budget_s": 20}   # 19 s\n\nx = 1\n'
+    assert source_hash(body) == source_hash(body.replace(b'"budget_s": 20', b'"budget_s": 30'))
+    assert source_hash(body) != source_hash(body.replace(b"# 19 s", b"# 29 s"))
+    assert source_hash(body) != source_hash(body.replace(b"x = 1", b"x = 2"))
