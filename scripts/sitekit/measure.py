@@ -142,7 +142,11 @@ def graphed(fn):
     """fn captured once in a CUDA graph; returns the graph's replay. Timing the replay (with bench, so with
     the same L2 flush) leaves out the host: the launch arguments were recorded at capture, and the replay
     is one host call however much Python fn runs. fn must be warmed up and must keep using the same
-    buffers (it is replayed with the inputs it was captured with)."""
+    buffers (it is replayed with the inputs it was captured with).
+
+    scripts/measure/triton_kernel_practice/softmax_launch.py predates this helper and keeps its own
+    graph_ms (rotating inputs, no flush) and host_us; moving it onto these would re-hash that producer
+    and stale its data, so it waits for that dataset's next re-measurement."""
     import torch
 
     side = torch.cuda.Stream()

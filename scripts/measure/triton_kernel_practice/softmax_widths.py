@@ -12,7 +12,7 @@ and FUSED_MAX_BLOCK are chosen from these rows; tests/test_triton_kernel_practic
 
     python scripts/measure/triton_kernel_practice/softmax_widths.py [--out data/triton_kernel_practice/softmax_widths.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 50}   # 31 s on the H200 (2026-12-01) before table "fused16"
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 38}   # 31 s on the H200 (2026-12-01) before table "fused16"
 
 import sys
 
