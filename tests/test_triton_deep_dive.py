@@ -214,10 +214,10 @@ from sitekit import measure
 import attention, attention_gluon as ag
 for (D, causal), cfg in ag.FA3_CONFIGS.items():
     def desc(rows):
-        return f"tensordesc<fp16[{{rows}}, {{D}}],{{gl.NVMMASharedLayout.get_default_for([rows, D], gl.float16)!r}}>"
+        return f"tensordesc<fp16[1, 1, {{rows}}, {{D}}],{{gl.NVMMASharedLayout.get_default_for([1, 1, rows, D], gl.float16)!r}}>"
     const = dict(HEAD_DIM=D, CAUSAL=causal, **cfg)
     sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]),
-           "O": "*fp16", "LSE": "*fp32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32"}}
+           "O": "*fp16", "LSE": "*fp32", "so_b": "i32", "so_h": "i32", "so_n": "i32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32"}}
     sig.update({{n: "constexpr" for n in const}})
     u = measure.sm90_compile(ag.attn_fwd_fa3, sig, const, {{}}, cfg["num_warps"], 1, gluon=True)
     with open("fa3.ptx", "w") as f:

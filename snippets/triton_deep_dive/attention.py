@@ -238,6 +238,16 @@ def _tma_ready(t: torch.Tensor) -> torch.Tensor:
     return t if ok else t.contiguous()
 
 
+def _empty_like_layout(t: torch.Tensor) -> torch.Tensor:
+    """An empty (B, H, N, D) tensor with t's order of dims in memory: token-major, (B, N, H, D), when t is a
+    head view of a (B, N, H * D) projection, as SDPA's cuDNN backend returns it; else contiguous. The
+    caller's o.transpose(1, 2).reshape(B, N, H * D) is then a view, not a copy."""
+    B, H, N, D = t.shape
+    if H > 1 and N > 1 and t.stride(1) < t.stride(2):
+        return torch.empty((B, N, H, D), device=t.device, dtype=t.dtype).transpose(1, 2)
+    return torch.empty((B, H, N, D), device=t.device, dtype=t.dtype)
+
+
 def _check_inputs(q, k, v):
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor) or t.dim() != 4:
@@ -266,7 +276,7 @@ def _forward(q, k, v, causal, scale):
     cfg = dict(FWD_CONFIGS[(D, causal)])
     if INTERPRET:
         cfg.update(BLOCK_M=16, BLOCK_N=16)
-    o = torch.empty_like(q)
+    o = _empty_like_layout(q)
     lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
     grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * HQ)
     attn_fwd[grid](q, k, v, o, lse, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
@@ -284,7 +294,7 @@ def _backward(q, k, v, o, lse, do, causal, scale):
     delta = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
     attn_bwd_preprocess[(triton.cdiv(N, 64), B * HQ)](o, do, delta, *o.stride()[:3], *do.stride()[:3], HQ, N,
                                                       HEAD_DIM=D, BLOCK_M=64)
-    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    dq, dk, dv = _empty_like_layout(q), _empty_like_layout(k), _empty_like_layout(v)
     attn_bwd_dkdv[(triton.cdiv(N, n1), B * HKV)](
         q, k, v, do, dk, dv, lse, delta, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *do.stride()[:3],
         *dk.stride()[:3], *dv.stride()[:3], HQ, HKV, HQ // HKV, N, scale, scale * LOG2E,

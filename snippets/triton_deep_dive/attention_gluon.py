@@ -39,22 +39,31 @@ def _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, MASK: gl.constexpr, 
 
 
 @gluon.jit
-def _refill(desc, bars, smem, slot, row, pred):
-    """TMA one tile into a ring slot; the slot's barrier flips when its bytes have landed."""
+def _refill(desc, bars, smem, slot, b, h, row, pred):
+    """TMA the (1, 1, rows, D) box at [b, h, row, 0] into a ring slot; the slot's barrier flips when its
+    bytes have landed. Rows past N are out of bounds of the descriptor: TMA fills them with zeros."""
     mbarrier.expect(bars.index(slot), desc.block_type.nbytes, pred=pred)
-    tma.async_copy_global_to_shared(desc, [row, 0], bars.index(slot), smem.index(slot), pred=pred)
+    tma.async_copy_global_to_shared(desc, [b, h, row, 0], bars.index(slot), smem.index(slot), pred=pred)
 
 
 @gluon.jit
-def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors over (B*H*N, D) row views; O like q; LSE (B*Hq, N)
-                 HQ, GROUP, N_CTX, qk_scale,
+def _tile(ring, slot, ROWS: gl.constexpr, HEAD_DIM: gl.constexpr):
+    """Slot `slot` of a ring of (1, 1, ROWS, D) boxes, seen as the (ROWS, D) tile that wgmma reads: the
+    two leading dims are 1, so the bytes and their swizzle are those of a 2-D tile."""
+    return ring.index(slot).reshape([ROWS, HEAD_DIM])
+
+
+@gluon.jit
+def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # 4-D descriptors over (B, H, N, D); LSE (B*Hq, N)
+                 so_b, so_h, so_n, HQ, GROUP, N_CTX, qk_scale,
                  HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                  K_STAGES: gl.constexpr, V_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
                  num_warps: gl.constexpr):
     pid_m = gl.num_programs(0) - 1 - gl.program_id(0) if CAUSAL else gl.program_id(0)
     bh = gl.program_id(1)                                     # b * HQ + h
-    q_row = bh * N_CTX + pid_m * BLOCK_M
-    kv_row = ((bh // HQ) * (HQ // GROUP) + (bh % HQ) // GROUP) * N_CTX
+    b = bh // HQ
+    h = bh % HQ
+    hk = h // GROUP                                           # the key/value head this query head reads
     if CAUSAL:
         n_blocks = gl.cdiv((pid_m + 1) * BLOCK_M, BLOCK_N)
         mask_from = (pid_m * BLOCK_M) // BLOCK_N             # tiles from here on cross the diagonal
@@ -72,9 +81,10 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors over (B*H*N,
     row_s: gl.constexpr = gl.SliceLayout(1, s_layout)
     row_o: gl.constexpr = gl.SliceLayout(1, o_layout)
 
-    q_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, HEAD_DIM], q_desc.layout)
-    k_smem = gl.allocate_shared_memory(dtype, [K_STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
-    v_smem = gl.allocate_shared_memory(dtype, [V_STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
+    q_box = gl.allocate_shared_memory(dtype, [1, 1, BLOCK_M, HEAD_DIM], q_desc.layout)
+    k_smem = gl.allocate_shared_memory(dtype, [K_STAGES, 1, 1, BLOCK_N, HEAD_DIM], k_desc.layout)
+    v_smem = gl.allocate_shared_memory(dtype, [V_STAGES, 1, 1, BLOCK_N, HEAD_DIM], v_desc.layout)
+    q_smem = q_box.reshape([BLOCK_M, HEAD_DIM])
     q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     k_bars = gl.allocate_shared_memory(gl.int64, [K_STAGES, 1], mbarrier.MBarrierLayout())
     v_bars = gl.allocate_shared_memory(gl.int64, [V_STAGES, 1], mbarrier.MBarrierLayout())
@@ -86,11 +96,11 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors over (B*H*N,
 
     # prologue: Q once, then fill both rings
     mbarrier.expect(q_bar, q_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(q_desc, [q_row, 0], q_bar, q_smem)
+    tma.async_copy_global_to_shared(q_desc, [b, h, pid_m * BLOCK_M, 0], q_bar, q_box)
     for i in gl.static_range(K_STAGES):
-        _refill(k_desc, k_bars, k_smem, i, kv_row + i * BLOCK_N, i < n_blocks)
+        _refill(k_desc, k_bars, k_smem, i, b, hk, i * BLOCK_N, i < n_blocks)
     for i in gl.static_range(V_STAGES):
-        _refill(v_desc, v_bars, v_smem, i, kv_row + i * BLOCK_N, i < n_blocks)
+        _refill(v_desc, v_bars, v_smem, i, b, hk, i * BLOCK_N, i < n_blocks)
 
     rows = pid_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_s)
     cols0 = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
@@ -101,24 +111,26 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors over (B*H*N,
 
     mbarrier.wait(q_bar, 0)
     mbarrier.wait(k_bars.index(0), 0)
-    s = warpgroup_mma(q_smem, k_smem.index(0).permute((1, 0)), s_zero, use_acc=False, is_async=True)
+    s = warpgroup_mma(q_smem, _tile(k_smem, 0, BLOCK_N, HEAD_DIM).permute((1, 0)), s_zero, use_acc=False,
+                      is_async=True)
     s = warpgroup_mma_wait(0, deps=(s,))
     if mask_from == 0:
         p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, True, CAUSAL)
     else:
         p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
     gl.thread_barrier()                                       # both warpgroups are done with K_0
-    _refill(k_desc, k_bars, k_smem, 0, kv_row + K_STAGES * BLOCK_N, K_STAGES < n_blocks)
+    _refill(k_desc, k_bars, k_smem, 0, b, hk, K_STAGES * BLOCK_N, K_STAGES < n_blocks)
     for j in range(0, n_blocks - 1):
         # 1. tensor cores: start S_{j+1} = Q K_{j+1}^T, and meanwhile rescale O for tile j
         kn = (j + 1) % K_STAGES
         mbarrier.wait(k_bars.index(kn), ((j + 1) // K_STAGES) & 1)
-        s = warpgroup_mma(q_smem, k_smem.index(kn).permute((1, 0)), s_zero, use_acc=False, is_async=True)
+        s = warpgroup_mma(q_smem, _tile(k_smem, kn, BLOCK_N, HEAD_DIM).permute((1, 0)), s_zero, use_acc=False,
+                          is_async=True)
         acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)
         # 2. queue O += P_j V_j behind it
         mbarrier.wait(v_bars.index(j % V_STAGES), (j // V_STAGES) & 1)
-        acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), v_smem.index(j % V_STAGES), acc,
-                            is_async=True)
+        acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, j % V_STAGES, BLOCK_N, HEAD_DIM),
+                            acc, is_async=True)
         # 3. S_{j+1} is done (wgmma groups finish in order); its softmax runs while P_j V_j is on the tensor cores
         s = warpgroup_mma_wait(1, deps=(s,))
         if j + 1 >= mask_from:
@@ -129,20 +141,20 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors over (B*H*N,
         acc = warpgroup_mma_wait(0, deps=(acc,))
         # 4. both warpgroups are done with K_{j+1} and V_j: refill their slots
         gl.thread_barrier()
-        _refill(k_desc, k_bars, k_smem, kn, kv_row + (j + 1 + K_STAGES) * BLOCK_N, j + 1 + K_STAGES < n_blocks)
-        _refill(v_desc, v_bars, v_smem, j % V_STAGES, kv_row + (j + V_STAGES) * BLOCK_N, j + V_STAGES < n_blocks)
+        _refill(k_desc, k_bars, k_smem, kn, b, hk, (j + 1 + K_STAGES) * BLOCK_N, j + 1 + K_STAGES < n_blocks)
+        _refill(v_desc, v_bars, v_smem, j % V_STAGES, b, hk, (j + V_STAGES) * BLOCK_N, j + V_STAGES < n_blocks)
     # the last tile's P V
     j = n_blocks - 1
     acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)
     mbarrier.wait(v_bars.index(j % V_STAGES), (j // V_STAGES) & 1)
-    acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), v_smem.index(j % V_STAGES), acc)
+    acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, j % V_STAGES, BLOCK_N, HEAD_DIM), acc)
 
-    base = bh.to(gl.int64) * N_CTX
-    gl.store(LSE + base + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)   # for the backward, as in attn_fwd
+    gl.store(LSE + bh.to(gl.int64) * N_CTX + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)   # as in attn_fwd
     o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
     rows_o = pid_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_o)
     cols_o = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
-    offs = (base + gl.expand_dims(rows_o, 1)) * HEAD_DIM + gl.expand_dims(cols_o, 0)
+    offs = (b.to(gl.int64) * so_b + h.to(gl.int64) * so_h + gl.expand_dims(rows_o, 1).to(gl.int64) * so_n
+            + gl.expand_dims(cols_o, 0))
     gl.store(O + offs, o.to(dtype), mask=gl.expand_dims(rows_o, 1) < N_CTX)
 # --8<-- [end:kernel]
 
@@ -157,11 +169,13 @@ FA3_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2
                (128, True): dict(BLOCK_M=128, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=8)}
 
 
-def _row_desc(t: torch.Tensor, block_rows: int) -> TensorDescriptor:
-    """A TMA descriptor over the (B*H*N, D) row view of a contiguous (B, H, N, D) tensor."""
-    rows = t.view(-1, t.shape[-1])
-    layout = gl.NVMMASharedLayout.get_default_for([block_rows, t.shape[-1]], getattr(gl, str(t.dtype)[6:]))
-    return TensorDescriptor(rows, list(rows.shape), list(rows.stride()), [block_rows, t.shape[-1]], layout)
+def _head_desc(t: torch.Tensor, block_rows: int) -> TensorDescriptor:
+    """A 4-D TMA descriptor over a (B, H, N, D) tensor as it lies in memory, boxes of (1, 1, block_rows, D).
+    It follows the strides, so views of one packed QKV projection need no copy (fa._tma_ready has checked
+    what TMA needs: unit stride along D, 16-byte aligned base and strides)."""
+    block = [1, 1, block_rows, t.shape[-1]]
+    layout = gl.NVMMASharedLayout.get_default_for(block, getattr(gl, str(t.dtype)[6:]))
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), block, layout)
 
 
 def forward_fa3(q, k, v, causal=False, scale=None, **overrides):
@@ -170,26 +184,23 @@ def forward_fa3(q, k, v, causal=False, scale=None, **overrides):
     fa._check_inputs(q, k, v)
     if fa.INTERPRET or torch.cuda.get_device_capability(q.device)[0] != 9:
         raise RuntimeError("forward_fa3: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
-    q, k, v = (t.contiguous() for t in (q, k, v))            # the descriptors see (B*H*N, D) rows
+    q, k, v = (fa._tma_ready(t) for t in (q, k, v))
     B, HQ, N, D = q.shape
     cfg = {**FA3_CONFIGS[(D, bool(causal))], **overrides}
     scale = D ** -0.5 if scale is None else float(scale)
-    o = torch.empty_like(q)
+    o = fa._empty_like_layout(q)
     lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
     grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * HQ)
     triton.set_allocator(fa._alloc)                           # launch scratch, as for attention.py's kernels
-    attn_fwd_fa3[grid](_row_desc(q, cfg["BLOCK_M"]), _row_desc(k, cfg["BLOCK_N"]), _row_desc(v, cfg["BLOCK_N"]),
-                       o, lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal), **cfg)
+    attn_fwd_fa3[grid](_head_desc(q, cfg["BLOCK_M"]), _head_desc(k, cfg["BLOCK_N"]), _head_desc(v, cfg["BLOCK_N"]),
+                       o, lse, *o.stride()[:3], HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D,
+                       CAUSAL=bool(causal), **cfg)
     return o, lse
 
 
 def uses_gluon(q, k, v) -> bool:
-    """Whether attention() runs the Gluon forward: on Hopper, for contiguous q, k, v. The kernel's
-    descriptors see (B*H*N, D) rows; copying strided views (say q, k, v split from one QKV projection)
-    to get them costs more than the Gluon kernel saves, so those take attention.py's forward, whose
-    descriptors follow the strides."""
-    return (not fa.INTERPRET and q.is_cuda and torch.cuda.get_device_capability(q.device)[0] == 9
-            and all(t.is_contiguous() for t in (q, k, v)))
+    """Whether attention() runs the Gluon forward: on Hopper (sm_90), for any strides TMA can follow."""
+    return not fa.INTERPRET and q.is_cuda and torch.cuda.get_device_capability(q.device)[0] == 9
 
 
 class GluonForwardAttention(torch.autograd.Function):
@@ -198,6 +209,7 @@ class GluonForwardAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, causal, scale):
+        q, k, v = (fa._tma_ready(t) for t in (q, k, v))     # what the backward's descriptors read, too
         o, lse = forward_fa3(q, k, v, causal, scale)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.causal, ctx.scale = causal, scale
@@ -207,8 +219,8 @@ class GluonForwardAttention(torch.autograd.Function):
 
 
 def attention(q, k, v, causal=False, scale=None):
-    """attention.attention, with the forward run by the Gluon kernel on Hopper (sm_90) when q, k, v are
-    contiguous. Otherwise (other GPUs, strided views, the interpreter) it is attention.attention."""
+    """attention.attention, with the forward run by the Gluon kernel on Hopper (sm_90). Elsewhere (other
+    GPUs, the interpreter) it is attention.attention."""
     fa._check_inputs(q, k, v)
     if not uses_gluon(q, k, v):
         return fa.attention(q, k, v, causal, scale)
@@ -220,22 +232,29 @@ def attention(q, k, v, causal=False, scale=None):
 # --8<-- [start:check]
 if __name__ == "__main__":
     torch.manual_seed(0)
-    for B, HQ, HKV, N, D, causal, dtype in ((2, 4, 2, 1000, 64, False, torch.float16),
-                                            (2, 4, 2, 1000, 128, True, torch.float16),
-                                            (1, 8, 8, 1537, 128, False, torch.bfloat16),
-                                            (1, 2, 1, 77, 64, True, torch.float16), (1, 2, 2, 1, 128, True, torch.float16)):
-        q = torch.randn(B, HQ, N, D, device="cuda", dtype=dtype)
-        k, v = (torch.randn(B, HKV, N, D, device="cuda", dtype=dtype) for _ in range(2))
+    # the last case: q, k, v as head views of one packed (B, N, 3, H, D) projection, read through their strides
+    for B, HQ, HKV, N, D, causal, dtype, packed in ((2, 4, 2, 1000, 64, False, torch.float16, False),
+                                                    (2, 4, 2, 1000, 128, True, torch.float16, False),
+                                                    (1, 8, 8, 1537, 128, False, torch.bfloat16, False),
+                                                    (1, 2, 1, 77, 64, True, torch.float16, False),
+                                                    (1, 2, 2, 1, 128, True, torch.float16, False),
+                                                    (2, 4, 4, 1000, 64, True, torch.bfloat16, True)):
+        if packed:
+            q, k, v = torch.randn(B, N, 3, HQ, D, device="cuda", dtype=dtype).unbind(2)
+            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        else:
+            q = torch.randn(B, HQ, N, D, device="cuda", dtype=dtype)
+            k, v = (torch.randn(B, HKV, N, D, device="cuda", dtype=dtype) for _ in range(2))
         qr, kr, vr = (t.float().requires_grad_() for t in (q, k, v))
         ref = fa.reference(qr, kr, vr, causal)
         # the trainable entry point: Gluon forward, then attention.py's backward kernels on the saved lse
-        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
         o = attention(qg, kg, vg, causal)
-        do = torch.randn_like(q)
+        do = torch.randn_like(o)
         grads = torch.autograd.grad(o, (qg, kg, vg), do)
         refs = torch.autograd.grad(ref, (qr, kr, vr), do.float())
         errs = [fa.rel_err(o, ref)] + [fa.rel_err(g, r) for g, r in zip(grads, refs)]
         assert max(errs) < (2e-2 if dtype == torch.bfloat16 else 5e-3), (B, HQ, HKV, N, D, causal, dtype, errs)
     print("attention() with the Gluon FA3-schedule forward matches the fp32 reference, gradients included "
-          "(GQA, ragged N, causal and full, fp16 and bf16)")
+          "(GQA, ragged N, causal and full, fp16 and bf16, strided views of a packed QKV)")
 # --8<-- [end:check]

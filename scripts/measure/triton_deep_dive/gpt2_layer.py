@@ -2,8 +2,8 @@
 """A GPT-2-medium attention layer trained with the page's FlashAttention against SDPA (default backend).
 
 The page's attention is attention_gluon.attention: attention.py's backward kernels, and the Gluon forward
-on Hopper when q, k, v are contiguous, attention.py's forward otherwise. Here q, k, v are strided views of
-the QKV projection, so it takes attention.py's forward; the step row records which forward ran.
+on Hopper (attention.py's forward elsewhere). Here q, k, v are strided views of the QKV projection, which
+the Gluon forward reads through 4-D TMA descriptors without a copy; the step row records which forward ran.
 
 Layer: LayerNorm -> QKV projection (1024 -> 3072) -> causal attention, 16 heads of 64 -> output
 projection -> residual; batch 32 x 1024 tokens, bf16 autocast, AdamW, MSE loss against a fixed random
