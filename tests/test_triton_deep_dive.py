@@ -63,6 +63,30 @@ def test_attention_custom_scale_and_strided_layout():
     assert all(t.grad is not None and t.grad.shape == t.shape for t in (q, k, v))
 
 
+def test_outputs_keep_the_inputs_token_major_layout():
+    """Head views of one packed (B, N, 3, H, D) projection: O, dQ, dK and dV come back token-major, so the
+    layer's o.transpose(1, 2).reshape(B, N, H * D) is a view of O's memory (what the page says); contiguous
+    inputs give contiguous outputs."""
+    torch.manual_seed(2)
+    B, N, H, D = 2, 21, 3, 64
+    qkv = torch.randn(B, N, 3, H, D, dtype=torch.float16, requires_grad=True)
+    q, k, v = (t.transpose(1, 2) for t in qkv.unbind(2))
+    o = attn.attention(q, k, v, causal=True)
+    assert o.stride() == (N * H * D, D, H * D, 1)
+    y = o.transpose(1, 2).reshape(B, N, H * D)
+    assert y.data_ptr() == o.data_ptr() and y._base is not None
+    dq, dk, dv = attn._backward(
+        *(t.detach() for t in (q, k, v)),
+        *attn._forward(q.detach(), k.detach(), v.detach(), True, D**-0.5),
+        torch.randn_like(o),
+        True,
+        D**-0.5,
+    )
+    assert all(g.stride() == (N * H * D, D, H * D, 1) for g in (dq, dk, dv))
+    c = torch.randn(B, H, N, D, dtype=torch.float16)
+    assert attn.attention(c, c, c).is_contiguous()
+
+
 @pytest.mark.parametrize(
     "shapes, dtype, message",
     [
