@@ -229,17 +229,18 @@ def test_launch_signature_specializes_like_the_launcher():
 
 
 _GLUON_CHECK = """
-import subprocess, sys
+import itertools, subprocess, sys
 sys.path.insert(0, {scripts!r})
 import triton
 from triton.backends.nvidia.compiler import get_ptxas
 from triton.experimental.gluon import language as gl
 from sitekit import measure
 import attention, attention_gluon as ag
-for (D, causal), cfg in ag.FA3_CONFIGS.items():
+for ((D, causal), cfg), heads in itertools.product(ag.FA3_CONFIGS.items(), (False, True)):
     def desc(rows):
-        return f"tensordesc<fp16[1, 1, {{rows}}, {{D}}],{{gl.NVMMASharedLayout.get_default_for([1, 1, rows, D], gl.float16)!r}}>"
-    const = dict(HEAD_DIM=D, CAUSAL=causal, **cfg)
+        box = [1, 1, rows, D] if heads else [rows, D]
+        return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
+    const = dict(HEAD_DIM=D, CAUSAL=causal, HEADS=heads, **cfg)
     sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]),
            "O": "*fp16", "LSE": "*fp32", "so_b": "i32", "so_h": "i32", "so_n": "i32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32"}}
     sig.update({{n: "constexpr" for n in const}})
@@ -248,7 +249,7 @@ for (D, causal), cfg in ag.FA3_CONFIGS.items():
         f.write(u["ptx"])
     warn = subprocess.run([get_ptxas(90).path, "-v", "-arch=sm_90a", "fa3.ptx", "-o", "fa3.cubin"],
                           capture_output=True, text=True).stderr
-    print(D, int(causal), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
+    print(D, int(causal), int(heads), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
           int("C7514" in warn))
 """
 
@@ -269,9 +270,9 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-3000:]
     lines = [line.split() for line in out.stdout.split("\n") if line.strip()]
-    assert len(lines) == 4, out.stdout
-    for D, causal, spill, overlap_waits, serialized in (map(int, line) for line in lines):
-        assert spill == 0 and overlap_waits >= 1 and serialized == 0, (D, causal, spill, overlap_waits, serialized)
+    assert len(lines) == 8, out.stdout
+    for D, causal, heads, spill, overlap_waits, serialized in (map(int, line) for line in lines):
+        assert spill == 0 and overlap_waits >= 1 and serialized == 0, (D, causal, heads, spill, overlap_waits)
 
 
 def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():

@@ -39,31 +39,40 @@ def _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, MASK: gl.constexpr, 
 
 
 @gluon.jit
-def _refill(desc, bars, smem, slot, b, h, row, pred):
-    """TMA the (1, 1, rows, D) box at [b, h, row, 0] into a ring slot; the slot's barrier flips when its
-    bytes have landed. Rows past N are out of bounds of the descriptor: TMA fills them with zeros."""
+def _refill(desc, bars, smem, slot, b, h, base, row, pred, HEADS: gl.constexpr):
+    """TMA one tile into a ring slot; the slot's barrier flips when its bytes have landed. HEADS: a 4-D
+    descriptor, the (1, 1, rows, D) box at [b, h, row, 0] (rows past N are out of bounds: zeros). Else a
+    2-D descriptor over (B*H*N, D) rows, the box at [base + row, 0] (base: the head's first row)."""
     mbarrier.expect(bars.index(slot), desc.block_type.nbytes, pred=pred)
-    tma.async_copy_global_to_shared(desc, [b, h, row, 0], bars.index(slot), smem.index(slot), pred=pred)
+    if HEADS:
+        tma.async_copy_global_to_shared(desc, [b, h, row, 0], bars.index(slot), smem.index(slot), pred=pred)
+    else:
+        tma.async_copy_global_to_shared(desc, [base + row, 0], bars.index(slot), smem.index(slot), pred=pred)
 
 
 @gluon.jit
-def _tile(ring, slot, ROWS: gl.constexpr, HEAD_DIM: gl.constexpr):
-    """Slot `slot` of a ring of (1, 1, ROWS, D) boxes, seen as the (ROWS, D) tile that wgmma reads: the
-    two leading dims are 1, so the bytes and their swizzle are those of a 2-D tile."""
-    return ring.index(slot).reshape([ROWS, HEAD_DIM])
+def _tile(ring, slot, ROWS: gl.constexpr, HEAD_DIM: gl.constexpr, HEADS: gl.constexpr):
+    """Slot `slot` of a ring as the (ROWS, D) tile that wgmma reads. A (1, 1, ROWS, D) box is reshaped:
+    its two leading dims are 1, so the bytes and their swizzle are those of the 2-D tile."""
+    t = ring.index(slot)
+    if HEADS:
+        t = t.reshape([ROWS, HEAD_DIM])
+    return t
 
 
 @gluon.jit
-def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # 4-D descriptors over (B, H, N, D); LSE (B*Hq, N)
+def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors: see _refill; O (B, Hq, N, D); LSE (B*Hq, N)
                  so_b, so_h, so_n, HQ, GROUP, N_CTX, qk_scale,
                  HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                  K_STAGES: gl.constexpr, V_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-                 num_warps: gl.constexpr):
+                 HEADS: gl.constexpr, num_warps: gl.constexpr):
     pid_m = gl.num_programs(0) - 1 - gl.program_id(0) if CAUSAL else gl.program_id(0)
     bh = gl.program_id(1)                                     # b * HQ + h
     b = bh // HQ
     h = bh % HQ
     hk = h // GROUP                                           # the key/value head this query head reads
+    q_base = bh * N_CTX                                       # first rows of the heads, in (B*H*N, D) rows
+    kv_base = (b * (HQ // GROUP) + hk) * N_CTX
     if CAUSAL:
         n_blocks = gl.cdiv((pid_m + 1) * BLOCK_M, BLOCK_N)
         mask_from = (pid_m * BLOCK_M) // BLOCK_N             # tiles from here on cross the diagonal
@@ -81,10 +90,16 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # 4-D descriptors over (B,
     row_s: gl.constexpr = gl.SliceLayout(1, s_layout)
     row_o: gl.constexpr = gl.SliceLayout(1, o_layout)
 
-    q_box = gl.allocate_shared_memory(dtype, [1, 1, BLOCK_M, HEAD_DIM], q_desc.layout)
-    k_smem = gl.allocate_shared_memory(dtype, [K_STAGES, 1, 1, BLOCK_N, HEAD_DIM], k_desc.layout)
-    v_smem = gl.allocate_shared_memory(dtype, [V_STAGES, 1, 1, BLOCK_N, HEAD_DIM], v_desc.layout)
-    q_smem = q_box.reshape([BLOCK_M, HEAD_DIM])
+    if HEADS:
+        q_box = gl.allocate_shared_memory(dtype, [1, 1, BLOCK_M, HEAD_DIM], q_desc.layout)
+        k_smem = gl.allocate_shared_memory(dtype, [K_STAGES, 1, 1, BLOCK_N, HEAD_DIM], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(dtype, [V_STAGES, 1, 1, BLOCK_N, HEAD_DIM], v_desc.layout)
+        q_smem = q_box.reshape([BLOCK_M, HEAD_DIM])
+    else:
+        q_box = gl.allocate_shared_memory(dtype, [BLOCK_M, HEAD_DIM], q_desc.layout)
+        k_smem = gl.allocate_shared_memory(dtype, [K_STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(dtype, [V_STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
+        q_smem = q_box
     q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     k_bars = gl.allocate_shared_memory(gl.int64, [K_STAGES, 1], mbarrier.MBarrierLayout())
     v_bars = gl.allocate_shared_memory(gl.int64, [V_STAGES, 1], mbarrier.MBarrierLayout())
@@ -96,11 +111,14 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # 4-D descriptors over (B,
 
     # prologue: Q once, then fill both rings
     mbarrier.expect(q_bar, q_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(q_desc, [b, h, pid_m * BLOCK_M, 0], q_bar, q_box)
+    if HEADS:
+        tma.async_copy_global_to_shared(q_desc, [b, h, pid_m * BLOCK_M, 0], q_bar, q_box)
+    else:
+        tma.async_copy_global_to_shared(q_desc, [q_base + pid_m * BLOCK_M, 0], q_bar, q_box)
     for i in gl.static_range(K_STAGES):
-        _refill(k_desc, k_bars, k_smem, i, b, hk, i * BLOCK_N, i < n_blocks)
+        _refill(k_desc, k_bars, k_smem, i, b, hk, kv_base, i * BLOCK_N, i < n_blocks, HEADS)
     for i in gl.static_range(V_STAGES):
-        _refill(v_desc, v_bars, v_smem, i, b, hk, i * BLOCK_N, i < n_blocks)
+        _refill(v_desc, v_bars, v_smem, i, b, hk, kv_base, i * BLOCK_N, i < n_blocks, HEADS)
 
     rows = pid_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_s)
     cols0 = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
@@ -111,7 +129,7 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # 4-D descriptors over (B,
 
     mbarrier.wait(q_bar, 0)
     mbarrier.wait(k_bars.index(0), 0)
-    s = warpgroup_mma(q_smem, _tile(k_smem, 0, BLOCK_N, HEAD_DIM).permute((1, 0)), s_zero, use_acc=False,
+    s = warpgroup_mma(q_smem, _tile(k_smem, 0, BLOCK_N, HEAD_DIM, HEADS).permute((1, 0)), s_zero, use_acc=False,
                       is_async=True)
     s = warpgroup_mma_wait(0, deps=(s,))
     if mask_from == 0:
@@ -119,17 +137,17 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # 4-D descriptors over (B,
     else:
         p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
     gl.thread_barrier()                                       # both warpgroups are done with K_0
-    _refill(k_desc, k_bars, k_smem, 0, b, hk, K_STAGES * BLOCK_N, K_STAGES < n_blocks)
+    _refill(k_desc, k_bars, k_smem, 0, b, hk, kv_base, K_STAGES * BLOCK_N, K_STAGES < n_blocks, HEADS)
     for j in range(0, n_blocks - 1):
         # 1. tensor cores: start S_{j+1} = Q K_{j+1}^T, and meanwhile rescale O for tile j
         kn = (j + 1) % K_STAGES
         mbarrier.wait(k_bars.index(kn), ((j + 1) // K_STAGES) & 1)
-        s = warpgroup_mma(q_smem, _tile(k_smem, kn, BLOCK_N, HEAD_DIM).permute((1, 0)), s_zero, use_acc=False,
+        s = warpgroup_mma(q_smem, _tile(k_smem, kn, BLOCK_N, HEAD_DIM, HEADS).permute((1, 0)), s_zero, use_acc=False,
                           is_async=True)
         acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)
         # 2. queue O += P_j V_j behind it
         mbarrier.wait(v_bars.index(j % V_STAGES), (j // V_STAGES) & 1)
-        acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, j % V_STAGES, BLOCK_N, HEAD_DIM),
+        acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, j % V_STAGES, BLOCK_N, HEAD_DIM, HEADS),
                             acc, is_async=True)
         # 3. S_{j+1} is done (wgmma groups finish in order); its softmax runs while P_j V_j is on the tensor cores
         s = warpgroup_mma_wait(1, deps=(s,))
@@ -141,13 +159,15 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # 4-D descriptors over (B,
         acc = warpgroup_mma_wait(0, deps=(acc,))
         # 4. both warpgroups are done with K_{j+1} and V_j: refill their slots
         gl.thread_barrier()
-        _refill(k_desc, k_bars, k_smem, kn, b, hk, (j + 1 + K_STAGES) * BLOCK_N, j + 1 + K_STAGES < n_blocks)
-        _refill(v_desc, v_bars, v_smem, j % V_STAGES, b, hk, (j + V_STAGES) * BLOCK_N, j + V_STAGES < n_blocks)
+        _refill(k_desc, k_bars, k_smem, kn, b, hk, kv_base, (j + 1 + K_STAGES) * BLOCK_N, j + 1 + K_STAGES < n_blocks,
+                HEADS)
+        _refill(v_desc, v_bars, v_smem, j % V_STAGES, b, hk, kv_base, (j + V_STAGES) * BLOCK_N, j + V_STAGES < n_blocks,
+                HEADS)
     # the last tile's P V
     j = n_blocks - 1
     acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)
     mbarrier.wait(v_bars.index(j % V_STAGES), (j // V_STAGES) & 1)
-    acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, j % V_STAGES, BLOCK_N, HEAD_DIM), acc)
+    acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, j % V_STAGES, BLOCK_N, HEAD_DIM, HEADS), acc)
 
     gl.store(LSE + bh.to(gl.int64) * N_CTX + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)   # as in attn_fwd
     o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
@@ -169,22 +189,29 @@ FA3_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2
                (128, True): dict(BLOCK_M=128, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=8)}
 
 
-def _head_desc(t: torch.Tensor, block_rows: int) -> TensorDescriptor:
-    """A 4-D TMA descriptor over a (B, H, N, D) tensor as it lies in memory, boxes of (1, 1, block_rows, D).
-    It follows the strides, so views of one packed QKV projection need no copy (fa._tma_ready has checked
-    what TMA needs: unit stride along D, 16-byte aligned base and strides)."""
-    block = [1, 1, block_rows, t.shape[-1]]
+def _desc(t: torch.Tensor, block_rows: int, heads: bool) -> TensorDescriptor:
+    """A TMA descriptor over a (B, H, N, D) tensor. heads: 4-D, as the tensor lies in memory, boxes of
+    (1, 1, block_rows, D); it follows the strides, so head views of one packed QKV projection need no copy
+    (fa._tma_ready has checked what TMA needs). Else 2-D over the (B*H*N, D) rows of a contiguous tensor."""
+    if not heads:
+        t = t.view(-1, t.shape[-1])
+    block = [1, 1, block_rows, t.shape[-1]] if heads else [block_rows, t.shape[-1]]
     layout = gl.NVMMASharedLayout.get_default_for(block, getattr(gl, str(t.dtype)[6:]))
     return TensorDescriptor(t, list(t.shape), list(t.stride()), block, layout)
 
 
-def forward_fa3(q, k, v, causal=False, scale=None, **overrides):
+def forward_fa3(q, k, v, causal=False, scale=None, heads=None, **overrides):
     """Attention forward with the Gluon kernel: returns (o, lse), lse in the log2 domain like attn_fwd's,
-    so the backward kernels of attention.py take it unchanged."""
+    so the backward kernels of attention.py take it unchanged. heads=None picks the descriptors: 2-D rows
+    when q, k, v are all contiguous, 4-D otherwise (the "Step by step" table times both on the same inputs)."""
     fa._check_inputs(q, k, v)
     if fa.INTERPRET or torch.cuda.get_device_capability(q.device)[0] != 9:
         raise RuntimeError("forward_fa3: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
     q, k, v = (fa._tma_ready(t) for t in (q, k, v))
+    if heads is None:
+        heads = not all(t.is_contiguous() for t in (q, k, v))
+    elif not heads and not all(t.is_contiguous() for t in (q, k, v)):
+        raise ValueError("forward_fa3: heads=False reads (B*H*N, D) rows and needs contiguous q, k, v")
     B, HQ, N, D = q.shape
     cfg = {**FA3_CONFIGS[(D, bool(causal))], **overrides}
     scale = D ** -0.5 if scale is None else float(scale)
@@ -192,9 +219,9 @@ def forward_fa3(q, k, v, causal=False, scale=None, **overrides):
     lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
     grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * HQ)
     triton.set_allocator(fa._alloc)                           # launch scratch, as for attention.py's kernels
-    attn_fwd_fa3[grid](_head_desc(q, cfg["BLOCK_M"]), _head_desc(k, cfg["BLOCK_N"]), _head_desc(v, cfg["BLOCK_N"]),
-                       o, lse, *o.stride()[:3], HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D,
-                       CAUSAL=bool(causal), **cfg)
+    descs = (_desc(q, cfg["BLOCK_M"], heads), _desc(k, cfg["BLOCK_N"], heads), _desc(v, cfg["BLOCK_N"], heads))
+    attn_fwd_fa3[grid](*descs, o, lse, *o.stride()[:3], HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D,
+                       CAUSAL=bool(causal), HEADS=bool(heads), **cfg)
     return o, lse
 
 

@@ -4,7 +4,9 @@
 Steps (snippets/triton_deep_dive/attention_steps.py): "pointers" (tl.load from blocks of pointers),
 "tma_serial" (the page's TMA kernel with num_stages=1), "tma" (the page's kernel as shipped), all with
 the same tiles and warps; then "gluon_fa3" (snippets/triton_deep_dive/attention_gluon.py: the FA3
-loop order written in Gluon, explicit TMA rings and asynchronous wgmma, with its own tuned tiles).
+loop order written in Gluon, explicit TMA rings and asynchronous wgmma, with its own tuned tiles; on these
+contiguous inputs it reads (B*H*N, D) rows through 2-D descriptors) and "gluon_fa3_heads" (the same kernel
+on the same inputs through the 4-D (B, H, N, D) descriptors that strided views take).
 Full attention, fp16, B=4 H=32 N=4096, D in {64, 128}. Each output is checked against SDPA's cuDNN
 backend, then all versions are timed in ROUNDS rounds in turn (best median kept, spread recorded).
 What the compiler made of each step (registers, spills, how tiles reach shared memory) is in the CPU
@@ -47,7 +49,8 @@ def main(argv=None) -> int:
                 return F.scaled_dot_product_attention(q, k, v)
 
         fns = {s: (lambda s=s: steps.forward_step(q, k, v, s)) for s in steps.STEPS}
-        fns["gluon_fa3"] = lambda: gluon.forward_fa3(q, k, v)[0]
+        fns["gluon_fa3"] = lambda: gluon.forward_fa3(q, k, v, heads=False)[0]
+        fns["gluon_fa3_heads"] = lambda: gluon.forward_fa3(q, k, v, heads=True)[0]
         fns.update({impl: (lambda impl=impl: sdpa(impl)) for impl in backends})
         ref = sdpa("sdpa_cudnn")
         for name, fn in fns.items():
