@@ -229,7 +229,7 @@ def test_launch_signature_specializes_like_the_launcher():
 
 
 _GLUON_CHECK = """
-import itertools, subprocess, sys
+import itertools, re, subprocess, sys
 sys.path.insert(0, {scripts!r})
 import triton
 from triton.backends.nvidia.compiler import get_ptxas
@@ -249,16 +249,19 @@ for ((D, causal), cfg), heads in itertools.product(ag.FA3_CONFIGS.items(), (Fals
         f.write(u["ptx"])
     warn = subprocess.run([get_ptxas(90).path, "-v", "-arch=sm_90a", "fa3.ptx", "-o", "fa3.cubin"],
                           capture_output=True, text=True).stderr
+    counts = [len(re.findall(op, u["sass"])) for op in ("HGMMA", "UTMALDG", "SYNCS", "BAR.SYNC")]
     print(D, int(causal), int(heads), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
-          int("C7514" in warn))
+          int("C7514" in warn), u["smem_bytes"], *counts)
 """
 
 
 def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
-    """The page's claims about the Gluon kernel, for every configuration it launches, compiled for sm_90
-    (no GPU needed): no spills; S_(j+1) and P_j V_j are in flight together (a wgmma wait that leaves one
-    group outstanding); and ptxas does not serialize the wgmmas (its warning C7514, which the page's
-    first loop order triggered by rescaling O while a wgmma was in flight)."""
+    """The page's claims about the Gluon kernel, for every configuration it launches and both kinds of
+    descriptors, compiled for sm_90 (no GPU needed): no spills; S_(j+1) and P_j V_j are in flight together
+    (a wgmma wait that leaves one group outstanding); ptxas does not serialize the wgmmas (its warning
+    C7514, which the page's first loop order triggered by rescaling O while a wgmma was in flight); and the
+    2-D and 4-D variants use the same shared memory and issue the same wgmma (HGMMA), TMA load (UTMALDG)
+    and barrier (SYNCS, BAR.SYNC) instructions."""
     import os
     import subprocess
     import sys
@@ -271,8 +274,12 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     lines = [line.split() for line in out.stdout.split("\n") if line.strip()]
     assert len(lines) == 8, out.stdout
-    for D, causal, heads, spill, overlap_waits, serialized in (map(int, line) for line in lines):
+    same = {}
+    for D, causal, heads, spill, overlap_waits, serialized, *resources in (map(int, line) for line in lines):
         assert spill == 0 and overlap_waits >= 1 and serialized == 0, (D, causal, heads, spill, overlap_waits)
+        same.setdefault((D, causal), []).append(resources)
+    for key, (rows, heads) in same.items():
+        assert rows == heads and rows[1] > 0, (key, rows, heads)
 
 
 def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
