@@ -274,12 +274,21 @@ def launch_signature(kernel, args: dict, constants: dict) -> tuple[dict, dict, d
 
 
 def sm90_compile(
-    kernel, signature: dict, constants: dict, attrs: dict, num_warps: int, num_stages: int, *, gluon: bool = False
+    kernel,
+    signature: dict,
+    constants: dict,
+    attrs: dict,
+    num_warps: int,
+    num_stages: int,
+    *,
+    gluon: bool = False,
+    maxnreg: int | None = None,
 ) -> dict:
     """Compile a @triton.jit kernel (or a @gluon.jit one, gluon=True) for sm_90 on any machine (no GPU
     needed) and read what the cubin uses: {"regs", "spill_bytes" (stack), "smem_bytes", "num_warps",
-    "sass", "ptx"}. cuobjdump comes with the Triton wheel. The caller sets TRITON_INTERPRET=0 before
-    importing its kernels."""
+    "sass", "ptx"}. maxnreg: the launch's register cap per thread, as `maxnreg=` at launch (warp-specialized
+    kernels hand registers between partitions under it). cuobjdump comes with the Triton wheel. The caller
+    sets TRITON_INTERPRET=0 before importing its kernels."""
     import os
     import subprocess
     import tempfile
@@ -294,7 +303,7 @@ def sm90_compile(
     k = triton.compile(
         ASTSource(kernel, signature, constants, attrs),
         target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": num_warps, "num_stages": num_stages},
+        options={"num_warps": num_warps, "num_stages": num_stages, **({"maxnreg": maxnreg} if maxnreg else {})},
     )
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(k.asm["cubin"])

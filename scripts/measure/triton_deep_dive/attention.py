@@ -3,8 +3,9 @@
 and flash backends, timed in the same run, three rounds in turn (best median kept, spread recorded).
 
 Two forwards: "triton" (attention.py, plain Triton) and "gluon" (attention_gluon.attention, whose forward
-is the Gluon FA3-schedule kernel on Hopper). Both save the same tensors for the same backward kernels, so
-the backward is timed once, as "triton".
+on Hopper is forward_gluon: the warp-specialized ping-pong kernel where PINGPONG_CONFIGS has a setting
+for (D, causal), the step-4 FA3-schedule kernel elsewhere; the row's "kernel" says which). Both save the
+same tensors for the same backward kernels, so the backward is timed once, as "triton".
 
 fp16, (B, H, N) in {(4, 32, 4096), (2, 16, 16384)}, D in {64, 128}, causal and full. Forward FLOPs
 4*B*H*N^2*D (halved for causal); backward FLOPs 2.5x the forward's, as the FlashAttention papers count.
@@ -105,6 +106,8 @@ def main(argv=None) -> int:
                         row = {"B": B, "H": H, "N": N, "D": D, "mask": "causal" if causal else "none",
                                "pass": direction, "impl": impl, "tflops": work / t / 1e9,
                                "tflops_spread": measure.spread(each[impl]), "ms": t}
+                        if impl == "gluon":
+                            row["kernel"] = "pingpong" if (D, causal) in ag.PINGPONG_CONFIGS else "fa3"
                         if impl in ("triton", "gluon"):
                             tc = cudnn_target(direction, D, causal)
                             r_c, r_f = best["sdpa_cudnn"] / t, best["sdpa_flash"] / t

@@ -6,12 +6,14 @@ fp16, B = 4, H = 32, N = 4096, D in {64, 128}, causal and full. For each configu
 configuration that does not fit in shared memory is recorded as such. The snippet's FWD_CONFIGS and
 BWD_CONFIGS are the fastest rows of this table (tests/test_triton_deep_dive.py ties them together); the
 backward rows give the dK/dV and the dQ kernel their own tiles, warps and pipeline stages.
-Rows with pass "fwd_gluon" sweep the Gluon forward of attention_gluon.py (tiles, ring depth for K and V,
-warps; Hopper only), whose FA3_CONFIGS are tied to them the same way.
+Rows with pass "fwd_gluon" sweep the step-4 Gluon forward of attention_gluon.py (tiles, ring depth for K
+and V, warps; Hopper only), whose FA3_CONFIGS are tied to them the same way. Rows with pass "fwd_pingpong"
+sweep its warp-specialized ping-pong forward (key tile, ring depth; 64 query rows per consumer warpgroup);
+PINGPONG_CONFIGS holds a setting for the (D, mask) pairs where its best row beats the best "fwd_gluon" row.
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 130}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 150}
 
 import sys
 
@@ -31,6 +33,8 @@ BWD = {64: [((32, 64, 4, 3), (64, 32, 4, 3)), ((32, 128, 8, 3), (128, 32, 8, 3))
              ((64, 128, 8, 4), (128, 64, 8, 3))]}
 GLUON = {64: [(64, 128, 2, 4), (64, 64, 3, 4), (128, 128, 2, 8)],            # BLOCK_M, BLOCK_N, stages, warps
          128: [(128, 128, 2, 8), (64, 64, 3, 4), (64, 128, 2, 4), (128, 64, 3, 8)]}
+PINGPONG = {64: [(128, 2), (128, 4), (64, 4)],                                # BLOCK_N, STAGES
+            128: [(128, 2), (128, 3), (64, 3), (64, 5)]}
 
 
 def main(argv=None) -> int:
@@ -100,6 +104,20 @@ def main(argv=None) -> int:
                         t = measure.bench(lambda: ag.forward_fa3(q, k, v, causal, **cfg))
                 except Exception as e:
                     print(f"fwd_gluon {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                    rows.append({**row, "output": "no_fit", "tflops": None})
+                    continue
+                rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
+                print(rows[-1], flush=True)
+            for bn, st in PINGPONG[D][:2 if args.quick else None]:
+                cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st)
+                row = {"pass": "fwd_pingpong", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": 64,
+                       "BLOCK_N": bn, "STAGES": st}
+                try:
+                    with torch.no_grad():
+                        err = measure.rel_err(ag.forward_pingpong(q, k, v, causal, **cfg)[0], ref)
+                        t = measure.bench(lambda: ag.forward_pingpong(q, k, v, causal, **cfg))
+                except Exception as e:
+                    print(f"fwd_pingpong {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
                     rows.append({**row, "output": "no_fit", "tflops": None})
                     continue
                 rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})

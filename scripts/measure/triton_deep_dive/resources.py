@@ -4,8 +4,8 @@ compiled for an H200 (sm_90) on any machine, no GPU needed.
 
 Each FlashAttention kernel (forward, dK/dV, dQ; fp16; per head dim and mask, with FWD_CONFIGS and
 BWD_CONFIGS), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
-with pipelining, the Gluon FA3 loop order; full attention) and the lattice Boltzmann kernels (D2Q9 and
-D3Q19, walls on every axis) is compiled with the installed Triton for sm_90 and its cubin read with the
+with pipelining, the Gluon FA3 loop order, its warp-specialized ping-pong version; full attention) and
+the lattice Boltzmann kernels (D2Q9 and D3Q19, walls on every axis) is compiled with the installed Triton for sm_90 and its cubin read with the
 cuobjdump Triton ships: registers per thread, spilled bytes (stack frame), shared memory per program, and
 whether the SASS uses the Hopper tensor-core instruction (HGMMA), the bulk tensor copy (TMA, UTMALDG) and
 the asynchronous global-to-shared copy of cp.async (LDGSTS).
@@ -40,11 +40,11 @@ def main(argv=None) -> int:
     lbm = measure.snippet("triton_deep_dive/lbm")
     rows = []
 
-    def build(row, kernel, args, const, num_warps, num_stages, gluon=False):
+    def build(row, kernel, args, const, num_warps, num_stages, gluon=False, maxnreg=None):
         sig, consts, attrs = measure.launch_signature(kernel, args, const)
-        u = measure.sm90_compile(kernel, sig, consts, attrs, num_warps, num_stages, gluon=gluon)
+        u = measure.sm90_compile(kernel, sig, consts, attrs, num_warps, num_stages, gluon=gluon, maxnreg=maxnreg)
         sass = u["sass"]
-        row.update(num_warps=num_warps, num_stages=num_stages, regs=u["regs"], spill_bytes=u["spill_bytes"],
+        row.update(num_warps=u["num_warps"], num_stages=num_stages, regs=u["regs"], spill_bytes=u["spill_bytes"],
                    smem_kb=u["smem_bytes"] / 1024, hgmma="yes" if "HGMMA" in sass else "no",
                    tma="yes" if "UTMALDG" in sass else "no", cp_async="yes" if "LDGSTS" in sass else "no")
         rows.append(row)
@@ -96,6 +96,14 @@ def main(argv=None) -> int:
         ga = dict(a, q_desc=desc(g["BLOCK_M"]), k_desc=desc(g["BLOCK_N"]), v_desc=desc(g["BLOCK_N"]))
         build({"step": "gluon_fa3", "D": D}, gluon.attn_fwd_fa3, ga, dict(HEAD_DIM=D, CAUSAL=False, HEADS=False, **g),
               g["num_warps"], 1, gluon=True)
+        # step 5 as the step table launches it; "regs" is the launch's per-thread allocation (maxnreg), which
+        # the partitions then trade with setmaxnreg: consumer_regs / loader_regs
+        p = dict(gluon.PINGPONG_CONFIGS.get((D, False), dict(BLOCK_M=64, BLOCK_N=128, STAGES=2)))
+        pa = dict(a, q_desc=desc(p["BLOCK_M"]), k_desc=desc(p["BLOCK_N"]), v_desc=desc(p["BLOCK_N"]))
+        build({"step": "gluon_pingpong", "D": D, "consumer_regs": gluon.CONSUMER_REGS, "loader_regs": gluon.LOADER_REGS},
+              gluon.attn_fwd_pingpong, pa, dict(HEAD_DIM=D, CAUSAL=False, HEADS=False, **p,
+                                                CONSUMER_REGS=gluon.CONSUMER_REGS, LOADER_REGS=gluon.LOADER_REGS),
+              4, 1, gluon=True, maxnreg=gluon.MAXNREG)
 
     for lat, shape in ((lbm.D2Q9, (4096, 4096, 1)), (lbm.D3Q19, (256, 256, 256))):
         nx, ny, nz = shape                        # the lbm_speed sizes; NZ = 1 in 2-D is folded in at launch
