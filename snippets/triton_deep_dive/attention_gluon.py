@@ -241,25 +241,24 @@ def forward_fa3(q, k, v, causal=False, scale=None, heads=None, **overrides):
 #   and passes the turn on once they are issued, so one warpgroup's softmax runs while the other's
 #   products are on the tensor cores. FlashAttention-3 calls this ping-pong scheduling.
 @gluon.jit
-def _load_partition(q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
-                    N_CTX, qk_scale, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
-                    BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr):
-    """One warp: Q for both consumers once, then K_i and V_i into ring slot i % STAGES, each as soon as both
-    consumers have released what the slot held (its `empty` barrier, count 2)."""
-    q_bars, k_ready, k_empty, v_ready, v_empty, turn = bars
-    pid_m, b, h, hk, q_base, kv_base, n_blocks, mask_from = _tile_coords(HQ, GROUP, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
-    for c in gl.static_range(2):
-        mbarrier.expect(q_bars.index(c), q_desc.block_type.nbytes)
-        _load(q_desc, q_bars.index(c), q_smem.index(c), b, h, q_base, (2 * pid_m + c) * BLOCK_M, HEADS)
-    for i in range(n_blocks):
-        slot = i % STAGES
-        free = ((i // STAGES) & 1) ^ 1                        # a fresh barrier counts as phase 1 done
-        mbarrier.wait(k_empty.index(slot), free)
-        mbarrier.expect(k_ready.index(slot), k_desc.block_type.nbytes)
-        _load(k_desc, k_ready.index(slot), k_smem.index(slot), b, hk, kv_base, i * BLOCK_N, HEADS)
-        mbarrier.wait(v_empty.index(slot), free)
-        mbarrier.expect(v_ready.index(slot), v_desc.block_type.nbytes)
-        _load(v_desc, v_ready.index(slot), v_smem.index(slot), b, hk, kv_base, i * BLOCK_N, HEADS)
+def _block_coords(tile, HQ, GROUP, N_CTX, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """Row block number `tile` -> its head, its block of 2 * BLOCK_M query rows, and the key tiles it visits
+    (both consumers visit the same ones: they must take as many turns as each other). Blocks are numbered
+    head by head, so programs working at the same time share a head's K and V in L2; causal blocks of a
+    head run longest first."""
+    n_m = gl.cdiv(N_CTX, 2 * BLOCK_M)
+    bh = tile // n_m                                          # b * HQ + h
+    pid_m = n_m - 1 - tile % n_m if CAUSAL else tile % n_m
+    b = bh // HQ
+    h = bh % HQ
+    hk = h // GROUP                                           # the key/value head this query head reads
+    if CAUSAL:
+        n_blocks = gl.cdiv((pid_m + 1) * 2 * BLOCK_M, BLOCK_N)
+        mask_from = (pid_m * 2 * BLOCK_M) // BLOCK_N
+    else:
+        n_blocks = gl.cdiv(N_CTX, BLOCK_N)
+        mask_from = N_CTX // BLOCK_N
+    return pid_m, b, h, hk, bh * N_CTX, (b * (HQ // GROUP) + hk) * N_CTX, n_blocks, mask_from
 
 
 @gluon.jit
@@ -270,23 +269,38 @@ def _load(desc, bar, dst, b, h, base, row, HEADS: gl.constexpr):
         tma.async_copy_global_to_shared(desc, [base + row, 0], bar, dst)
 
 
+# Every partition walks the same row blocks: tile = program_id, program_id + programs, ... With one program
+# per row block that is one block each; with one program per SM the kernel is persistent, and the loader
+# fetches the next block's Q, K and V while the consumers finish this one. Ring slots and phases count K/V
+# tiles over all the blocks a program has visited (it), turns likewise (t).
 @gluon.jit
-def _tile_coords(HQ, GROUP, N_CTX, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
-    """What every partition derives from the program id: the CTA's block of 2 * BLOCK_M query rows, its
-    head, and how many key tiles it visits (both consumers visit the same ones: they must take as many
-    turns as each other)."""
-    pid_m = gl.num_programs(0) - 1 - gl.program_id(0) if CAUSAL else gl.program_id(0)
-    bh = gl.program_id(1)
-    b = bh // HQ
-    h = bh % HQ
-    hk = h // GROUP
-    if CAUSAL:
-        n_blocks = gl.cdiv((pid_m + 1) * 2 * BLOCK_M, BLOCK_N)
-        mask_from = (pid_m * 2 * BLOCK_M) // BLOCK_N
-    else:
-        n_blocks = gl.cdiv(N_CTX, BLOCK_N)
-        mask_from = N_CTX // BLOCK_N
-    return pid_m, b, h, hk, bh * N_CTX, (b * (HQ // GROUP) + hk) * N_CTX, n_blocks, mask_from
+def _load_partition(q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
+                    N_CTX, qk_scale, n_tiles, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
+                    BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr):
+    """One warp, 24 registers: a block's Q for both consumers (once both are done with the last one), then
+    K_i and V_i into ring slot it % STAGES as soon as both consumers have released what the slot held (its
+    `empty` barrier counts 2 arrivals). Worker partitions share one signature, so it takes every argument."""
+    q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn = bars
+    it = 0
+    n_done = 0
+    for tile in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+        pid_m, b, h, hk, q_base, kv_base, n_blocks, mask_from = _block_coords(tile, HQ, GROUP, N_CTX, BLOCK_M,
+                                                                             BLOCK_N, CAUSAL)
+        for c in gl.static_range(2):
+            mbarrier.wait(q_empty.index(c), (n_done & 1) ^ 1)  # a fresh barrier counts as phase 1 done
+            mbarrier.expect(q_ready.index(c), q_desc.block_type.nbytes)
+            _load(q_desc, q_ready.index(c), q_smem.index(c), b, h, q_base, (2 * pid_m + c) * BLOCK_M, HEADS)
+        for i in range(n_blocks):
+            slot = it % STAGES
+            free = ((it // STAGES) & 1) ^ 1
+            mbarrier.wait(k_empty.index(slot), free)
+            mbarrier.expect(k_ready.index(slot), k_desc.block_type.nbytes)
+            _load(k_desc, k_ready.index(slot), k_smem.index(slot), b, hk, kv_base, i * BLOCK_N, HEADS)
+            mbarrier.wait(v_empty.index(slot), free)
+            mbarrier.expect(v_ready.index(slot), v_desc.block_type.nbytes)
+            _load(v_desc, v_ready.index(slot), v_smem.index(slot), b, hk, kv_base, i * BLOCK_N, HEADS)
+            it += 1
+        n_done += 1
 
 
 @gluon.jit
@@ -303,14 +317,13 @@ def _pass_turn(turn, WG: gl.constexpr):
 
 @gluon.jit
 def _consumer(q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
-              N_CTX, qk_scale, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
+              N_CTX, qk_scale, n_tiles, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
               BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr):
-    """One warpgroup, BLOCK_M query rows: step 4's loop order (S_{j+1} and P_j V_j in flight together),
-    with slots released by mbarrier arrives instead of CTA barriers, and every group of wgmma issued in
-    this consumer's turn. O is rescaled before the turn is taken: no wgmma writes it then, and the other
-    consumer's products run meanwhile."""
-    q_bars, k_ready, k_empty, v_ready, v_empty, turn = bars
-    pid_m, b, h, hk, q_base, kv_base, n_blocks, mask_from = _tile_coords(HQ, GROUP, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
+    """One warpgroup, BLOCK_M query rows of each block: step 4's loop order (S_{j+1} and P_j V_j in flight
+    together), with slots released by mbarrier arrives instead of CTA barriers, and every group of wgmma
+    issued in this consumer's turn. O is rescaled before the turn is taken: no wgmma writes it then, and
+    the other consumer's products run meanwhile."""
+    q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn = bars
     dtype: gl.constexpr = q_desc.dtype
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                        instr_shape=[16, BLOCK_N, 16])
@@ -319,71 +332,81 @@ def _consumer(q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
     row_s: gl.constexpr = gl.SliceLayout(1, s_layout)
     row_o: gl.constexpr = gl.SliceLayout(1, o_layout)
-
-    row0 = (2 * pid_m + WG) * BLOCK_M
-    rows = row0 + gl.arange(0, BLOCK_M, layout=row_s)
     cols0 = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-    m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, row_s)
-    l_i = gl.zeros([BLOCK_M], gl.float32, row_s)
-    acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
     s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
     q = _tile(q_smem, WG, BLOCK_M, HEAD_DIM, HEADS)
+    it = 0
+    t = 0
+    n_done = 0
+    for tile in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+        pid_m, b, h, hk, q_base, kv_base, n_blocks, mask_from = _block_coords(tile, HQ, GROUP, N_CTX, BLOCK_M,
+                                                                             BLOCK_N, CAUSAL)
+        row0 = (2 * pid_m + WG) * BLOCK_M
+        rows = row0 + gl.arange(0, BLOCK_M, layout=row_s)
+        m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, row_s)
+        l_i = gl.zeros([BLOCK_M], gl.float32, row_s)
+        acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
 
-    mbarrier.wait(q_bars.index(WG), 0)
-    mbarrier.wait(k_ready.index(0), 0)
-    _take_turn(turn, 0, WG)
-    s = warpgroup_mma(q, _tile(k_smem, 0, BLOCK_N, HEAD_DIM, HEADS).permute((1, 0)), s_zero, use_acc=False,
-                      is_async=True)
-    _pass_turn(turn, WG)
-    s = warpgroup_mma_wait(0, deps=(s,))
-    mbarrier.arrive(k_empty.index(0), count=1)               # this consumer is done with K_0
-    if mask_from == 0:
-        p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, True, CAUSAL)
-    else:
-        p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
-    for j in range(0, n_blocks - 1):
-        kn = (j + 1) % STAGES
-        vs = j % STAGES
-        mbarrier.wait(k_ready.index(kn), ((j + 1) // STAGES) & 1)
-        mbarrier.wait(v_ready.index(vs), (j // STAGES) & 1)
-        acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)   # before the turn: nothing writes O now
-        _take_turn(turn, j + 1, WG)
-        s = warpgroup_mma(q, _tile(k_smem, kn, BLOCK_N, HEAD_DIM, HEADS).permute((1, 0)), s_zero, use_acc=False,
+        mbarrier.wait(q_ready.index(WG), n_done & 1)
+        slot = it % STAGES
+        mbarrier.wait(k_ready.index(slot), (it // STAGES) & 1)
+        _take_turn(turn, t, WG)
+        s = warpgroup_mma(q, _tile(k_smem, slot, BLOCK_N, HEAD_DIM, HEADS).permute((1, 0)), s_zero, use_acc=False,
                           is_async=True)
-        acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, vs, BLOCK_N, HEAD_DIM, HEADS),
-                            acc, is_async=True)
-        _pass_turn(turn, WG)                                  # both products issued: the other warpgroup's turn
-        s = warpgroup_mma_wait(1, deps=(s,))
-        mbarrier.arrive(k_empty.index(kn), count=1)
-        if j + 1 >= mask_from:
-            p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, (j + 1) * BLOCK_N + cols0, N_CTX,
-                                                  True, CAUSAL)
+        _pass_turn(turn, WG)
+        s = warpgroup_mma_wait(0, deps=(s,))
+        mbarrier.arrive(k_empty.index(slot), count=1)          # this consumer is done with K_0
+        mbarrier.arrive(q_empty.index(WG), count=1, pred=n_blocks == 1)   # ... and with Q, if K_0 was the last
+        if mask_from == 0:
+            p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, True, CAUSAL)
         else:
             p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
+        for j in range(0, n_blocks - 1):
+            kn = (it + j + 1) % STAGES
+            vs = (it + j) % STAGES
+            mbarrier.wait(k_ready.index(kn), ((it + j + 1) // STAGES) & 1)
+            mbarrier.wait(v_ready.index(vs), ((it + j) // STAGES) & 1)
+            acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)   # before the turn: nothing writes O now
+            _take_turn(turn, t + j + 1, WG)
+            s = warpgroup_mma(q, _tile(k_smem, kn, BLOCK_N, HEAD_DIM, HEADS).permute((1, 0)), s_zero, use_acc=False,
+                              is_async=True)
+            acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, vs, BLOCK_N, HEAD_DIM, HEADS),
+                                acc, is_async=True)
+            _pass_turn(turn, WG)                               # both products issued: the other warpgroup's turn
+            s = warpgroup_mma_wait(1, deps=(s,))
+            mbarrier.arrive(k_empty.index(kn), count=1)
+            mbarrier.arrive(q_empty.index(WG), count=1, pred=j == n_blocks - 2)   # the block's last read of Q
+            if j + 1 >= mask_from:
+                p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, (j + 1) * BLOCK_N + cols0, N_CTX,
+                                                   True, CAUSAL)
+            else:
+                p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
+            acc = warpgroup_mma_wait(0, deps=(acc,))
+            mbarrier.arrive(v_empty.index(vs), count=1)
+        vs = (it + n_blocks - 1) % STAGES
+        acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)
+        mbarrier.wait(v_ready.index(vs), ((it + n_blocks - 1) // STAGES) & 1)
+        _take_turn(turn, t + n_blocks, WG)
+        acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, vs, BLOCK_N, HEAD_DIM, HEADS),
+                            acc, is_async=True)
+        _pass_turn(turn, WG)
         acc = warpgroup_mma_wait(0, deps=(acc,))
         mbarrier.arrive(v_empty.index(vs), count=1)
-    j = n_blocks - 1
-    vs = j % STAGES
-    acc = acc * gl.expand_dims(gl.convert_layout(alpha, row_o), 1)
-    mbarrier.wait(v_ready.index(vs), (j // STAGES) & 1)
-    _take_turn(turn, n_blocks, WG)
-    acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, vs, BLOCK_N, HEAD_DIM, HEADS),
-                        acc, is_async=True)
-    _pass_turn(turn, WG)
-    acc = warpgroup_mma_wait(0, deps=(acc,))
-    mbarrier.arrive(v_empty.index(vs), count=1)
+        it += n_blocks
+        t += n_blocks + 1
+        n_done += 1
 
-    gl.store(LSE + (b * HQ + h).to(gl.int64) * N_CTX + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)
-    o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
-    rows_o = row0 + gl.arange(0, BLOCK_M, layout=row_o)
-    cols_o = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
-    offs = (b.to(gl.int64) * so_b + h.to(gl.int64) * so_h + gl.expand_dims(rows_o, 1).to(gl.int64) * so_n
-            + gl.expand_dims(cols_o, 0))
-    gl.store(O + offs, o.to(dtype), mask=gl.expand_dims(rows_o, 1) < N_CTX)
+        gl.store(LSE + (b * HQ + h).to(gl.int64) * N_CTX + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)
+        o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
+        rows_o = row0 + gl.arange(0, BLOCK_M, layout=row_o)
+        cols_o = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
+        offs = (b.to(gl.int64) * so_b + h.to(gl.int64) * so_h + gl.expand_dims(rows_o, 1).to(gl.int64) * so_n
+                + gl.expand_dims(cols_o, 0))
+        gl.store(O + offs, o.to(dtype), mask=gl.expand_dims(rows_o, 1) < N_CTX)
 
 
 @gluon.jit
-def attn_fwd_pingpong(q_desc, k_desc, v_desc, O, LSE, so_b, so_h, so_n, HQ, GROUP, N_CTX, qk_scale,
+def attn_fwd_pingpong(q_desc, k_desc, v_desc, O, LSE, so_b, so_h, so_n, HQ, GROUP, N_CTX, qk_scale, n_tiles,
                       HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                       STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr,
                       CONSUMER_REGS: gl.constexpr, LOADER_REGS: gl.constexpr):
@@ -396,28 +419,31 @@ def attn_fwd_pingpong(q_desc, k_desc, v_desc, O, LSE, so_b, so_h, so_n, HQ, GROU
         q_smem = gl.allocate_shared_memory(dtype, [2, BLOCK_M, HEAD_DIM], q_desc.layout)
         k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
         v_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
-    q_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    q_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     k_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(2):
-        mbarrier.init(q_bars.index(i), count=1)
+        mbarrier.init(q_ready.index(i), count=1)
+        mbarrier.init(q_empty.index(i), count=1)
         mbarrier.init(turn.index(i), count=1)
     for i in gl.static_range(STAGES):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
         mbarrier.init(k_empty.index(i), count=2)              # both consumers release each slot
         mbarrier.init(v_empty.index(i), count=2)
-    bars = (q_bars, k_ready, k_empty, v_ready, v_empty, turn)
+    bars = (q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn)
     gl.warp_specialize([
         (_consumer, (q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
-                     N_CTX, qk_scale, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),  # this kernel's 4 warps
+                     N_CTX, qk_scale, n_tiles, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),  # 4 warps
         (_consumer, (q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
-                     N_CTX, qk_scale, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),  # 4 more warps
+                     N_CTX, qk_scale, n_tiles, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),  # 4 more
         (_load_partition, (q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ,
-                           GROUP, N_CTX, qk_scale, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),  # 1 warp
+                           GROUP, N_CTX, qk_scale, n_tiles, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
+                           HEADS)),                                                                  # 1 warp
     ], [4, 1], [CONSUMER_REGS, LOADER_REGS])
 # --8<-- [end:pingpong]
 
@@ -426,8 +452,8 @@ def attn_fwd_pingpong(q_desc, k_desc, v_desc, O, LSE, so_b, so_h, so_n, HQ, GROU
 # (head dim, causal) -> key tile and ring depth, for the (head dim, causal) pairs where the fastest correct row
 # of the "fwd_pingpong" sweep in data/triton_deep_dive/attention_tuning.json beats the step-4 kernel's best
 # (a test checks both). BLOCK_M is one warpgroup's share: 64 query rows, the M of one wgmma.
-PINGPONG_CONFIGS = {(128, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=3),
-                    (128, True): dict(BLOCK_M=64, BLOCK_N=128, STAGES=3)}
+PINGPONG_CONFIGS = {(128, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=3, PERSISTENT=True),
+                    (128, True): dict(BLOCK_M=64, BLOCK_N=128, STAGES=3, PERSISTENT=False)}
 # 4 + 4 + 1 warps are allocated as 3 warpgroups (384 threads). 65,536 registers / 384 = 170, so the kernel
 # launches with 168 per thread; then the loader's warpgroup gives all but 24 back and each consumer takes 240.
 MAXNREG, CONSUMER_REGS, LOADER_REGS = 168, 240, 24
@@ -435,7 +461,8 @@ MAXNREG, CONSUMER_REGS, LOADER_REGS = 168, 240, 24
 
 def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides):
     """Attention forward with the warp-specialized ping-pong kernel: (o, lse), as forward_fa3 returns them.
-    Settings: PINGPONG_CONFIGS[(D, causal)] (D = 128), or the sweep's overrides (BLOCK_N, STAGES, ...)."""
+    Settings: PINGPONG_CONFIGS[(D, causal)] (D = 128), or the sweep's overrides (BLOCK_N, STAGES,
+    PERSISTENT: one program per SM instead of one per row block)."""
     fa._check_inputs(q, k, v)
     if fa.INTERPRET or torch.cuda.get_device_capability(q.device)[0] != 9:
         raise RuntimeError("forward_pingpong: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
@@ -445,16 +472,21 @@ def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides)
     elif not heads and not all(t.is_contiguous() for t in (q, k, v)):
         raise ValueError("forward_pingpong: heads=False reads (B*H*N, D) rows and needs contiguous q, k, v")
     B, HQ, N, D = q.shape
-    cfg = {**PINGPONG_CONFIGS.get((D, bool(causal)), dict(BLOCK_M=64, BLOCK_N=128, STAGES=2)), **overrides}
+    cfg = {**PINGPONG_CONFIGS.get((D, bool(causal)), dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)),
+           **overrides}
+    persistent = cfg.pop("PERSISTENT")
     maxnreg = cfg.pop("maxnreg", MAXNREG)
     regs = dict(CONSUMER_REGS=cfg.pop("CONSUMER_REGS", CONSUMER_REGS), LOADER_REGS=cfg.pop("LOADER_REGS", LOADER_REGS))
     scale = D ** -0.5 if scale is None else float(scale)
     o = fa._empty_like_layout(q)
     lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
-    grid = (triton.cdiv(N, 2 * cfg["BLOCK_M"]), B * HQ)
+    n_tiles = triton.cdiv(N, 2 * cfg["BLOCK_M"]) * B * HQ    # row blocks of 2 * BLOCK_M queries, all heads
+    # persistent: one program per SM (the kernel needs a whole SM's registers), each walking several blocks
+    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    grid = (min(n_tiles, sms) if persistent else n_tiles,)
     triton.set_allocator(fa._alloc)
     descs = (_desc(q, cfg["BLOCK_M"], heads), _desc(k, cfg["BLOCK_N"], heads), _desc(v, cfg["BLOCK_N"], heads))
-    attn_fwd_pingpong[grid](*descs, o, lse, *o.stride()[:3], HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D,
+    attn_fwd_pingpong[grid](*descs, o, lse, *o.stride()[:3], HQ, HQ // k.shape[1], N, scale * fa.LOG2E, n_tiles, HEAD_DIM=D,
                             CAUSAL=bool(causal), HEADS=bool(heads), **cfg, **regs, num_warps=4, maxnreg=maxnreg)
     return o, lse
 # --8<-- [end:pingpong_wrapper]
@@ -519,9 +551,10 @@ if __name__ == "__main__":
         qr, kr, vr = (t.float().requires_grad_() for t in (q, k, v))
         ref = fa.reference(qr, kr, vr, causal)
         tol = 2e-2 if dtype == torch.bfloat16 else 5e-3
-        for fwd in (forward_fa3, forward_pingpong):           # both Gluon forwards, whichever attention() picks
-            err = fa.rel_err(fwd(q, k, v, causal)[0], ref)
-            assert err < tol, (fwd.__name__, B, HQ, HKV, N, D, causal, dtype, packed, err)
+        # both Gluon forwards, whichever attention() picks; the ping-pong one also persistent (one program per SM)
+        for fwd, kw in ((forward_fa3, {}), (forward_pingpong, {}), (forward_pingpong, dict(PERSISTENT=True))):
+            err = fa.rel_err(fwd(q, k, v, causal, **kw)[0], ref)
+            assert err < tol, (fwd.__name__, kw, B, HQ, HKV, N, D, causal, dtype, packed, err)
         # the trainable entry point: a Gluon forward, then attention.py's backward kernels on the saved lse
         qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
         o = attention(qg, kg, vg, causal)

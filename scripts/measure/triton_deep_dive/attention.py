@@ -15,6 +15,7 @@ GPU other than Hopper the "gluon" rows would time attention.py's forward again, 
 Targets (issue 14): forward >= 1.0x cuDNN at D=128 full, >= 0.9x cuDNN elsewhere, >= 1.3x SDPA flash
 everywhere; backward >= 0.8x cuDNN and >= 1.3x SDPA flash everywhere.
 """
+
 from __future__ import annotations
 
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 75}
@@ -42,22 +43,25 @@ def main(argv=None) -> int:
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
+
     fa = measure.snippet("triton_deep_dive/attention")
-    sys.modules["attention"] = fa                  # attention_gluon.py imports it by this name
+    sys.modules["attention"] = fa  # attention_gluon.py imports it by this name
     ag = measure.snippet("triton_deep_dive/attention_gluon")
     if torch.cuda.get_device_capability()[0] != 9:
         sys.exit(f"{NAME}: the 'gluon' rows need a Hopper GPU (sm_90), got {torch.cuda.get_device_name()}")
     backends = {"sdpa_cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa_flash": SDPBackend.FLASH_ATTENTION}
     torch.manual_seed(0)
     rows = []
-    for B, H, N in (QUICK_SHAPES if args.quick else SHAPES):
+    for B, H, N in QUICK_SHAPES if args.quick else SHAPES:
         for D in (64, 128):
-            q, k, v = (torch.randn(B, H, N, D, device="cuda", dtype=torch.float16, requires_grad=True)
-                       for _ in range(3))
+            q, k, v = (
+                torch.randn(B, H, N, D, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3)
+            )
             do = torch.randn_like(q)
             if not ag.uses_gluon(q, k, v):
                 sys.exit(f"{NAME}: attention_gluon.attention would not take its Gluon forward here")
             for causal in (False, True):
+
                 def run(impl):
                     if impl == "triton":
                         return fa.attention(q, k, v, causal=causal)
@@ -90,6 +94,7 @@ def main(argv=None) -> int:
                     fns = {}
                     for impl in ("triton", "gluon", *backends) if direction == "fwd" else ("triton", *backends):
                         if direction == "fwd":
+
                             def fn(impl=impl):
                                 with torch.no_grad():
                                     return run(impl)
@@ -98,24 +103,41 @@ def main(argv=None) -> int:
 
                             def fn(o=o):
                                 return torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+
                         fns[impl] = fn
                     each = measure.bench_each_round(fns, rounds=1 if args.quick else 3)
                     best = {impl: min(ts) for impl, ts in each.items()}
                     work = flops * (2.5 if direction == "bwd" else 1.0)
                     for impl, t in best.items():
-                        row = {"B": B, "H": H, "N": N, "D": D, "mask": "causal" if causal else "none",
-                               "pass": direction, "impl": impl, "tflops": work / t / 1e9,
-                               "tflops_spread": measure.spread(each[impl]), "ms": t}
+                        row = {
+                            "B": B,
+                            "H": H,
+                            "N": N,
+                            "D": D,
+                            "mask": "causal" if causal else "none",
+                            "pass": direction,
+                            "impl": impl,
+                            "tflops": work / t / 1e9,
+                            "tflops_spread": measure.spread(each[impl]),
+                            "ms": t,
+                        }
                         if impl == "gluon":
                             row["kernel"] = "pingpong" if (D, causal) in ag.PINGPONG_CONFIGS else "fa3"
                         if impl in ("triton", "gluon"):
                             tc = cudnn_target(direction, D, causal)
                             r_c, r_f = best["sdpa_cudnn"] / t, best["sdpa_flash"] / t
-                            row.update(ratio_cudnn=r_c, ratio_flash=r_f, target_cudnn=tc,
-                                       met_cudnn=r_c >= tc, met_flash=r_f >= FLASH_TARGET)
+                            row.update(
+                                ratio_cudnn=r_c,
+                                ratio_flash=r_f,
+                                target_cudnn=tc,
+                                met_cudnn=r_c >= tc,
+                                met_flash=r_f >= FLASH_TARGET,
+                            )
                         rows.append(row)
-                        print(f"N={N} D={D} causal={causal!s:<5} {direction} {impl:<11} {work / t / 1e9:6.1f} TFLOP/s",
-                              flush=True)
+                        print(
+                            f"N={N} D={D} causal={causal!s:<5} {direction} {impl:<11} {work / t / 1e9:6.1f} TFLOP/s",
+                            flush=True,
+                        )
                     del fns
             del q, k, v, do
             torch.cuda.empty_cache()

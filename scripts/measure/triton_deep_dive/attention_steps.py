@@ -15,6 +15,7 @@ backend, then all versions are timed in ROUNDS rounds in turn (best median kept,
 What the compiler made of each step (registers, spills, how tiles reach shared memory) is in the CPU
 dataset triton_deep_dive/resources, compiled as the launcher specializes these launches.
 """
+
 from __future__ import annotations
 
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 60}
@@ -37,7 +38,7 @@ def main(argv=None) -> int:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     fa = measure.snippet("triton_deep_dive/attention")
-    sys.modules["attention"] = fa            # attention_steps.py imports it by this name
+    sys.modules["attention"] = fa  # attention_steps.py imports it by this name
     steps = measure.snippet("triton_deep_dive/attention_steps")
     gluon = measure.snippet("triton_deep_dive/attention_gluon")
     backends = {"sdpa_cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa_flash": SDPBackend.FLASH_ATTENTION}
@@ -65,9 +66,15 @@ def main(argv=None) -> int:
         flops = 4 * b * h * n * n * D
         best = {name: min(ts) for name, ts in each.items()}
         for name, ts in each.items():
-            row = {"D": D, "step": name, "ms": best[name], "tflops": flops / best[name] / 1e9,
-                   "tflops_spread": measure.spread(ts), "ratio_cudnn": best["sdpa_cudnn"] / best[name],
-                   "ratio_flash": best["sdpa_flash"] / best[name]}
+            row = {
+                "D": D,
+                "step": name,
+                "ms": best[name],
+                "tflops": flops / best[name] / 1e9,
+                "tflops_spread": measure.spread(ts),
+                "ratio_cudnn": best["sdpa_cudnn"] / best[name],
+                "ratio_flash": best["sdpa_flash"] / best[name],
+            }
             rows.append(row)
             print(row, flush=True)
         del q, k, v, ref

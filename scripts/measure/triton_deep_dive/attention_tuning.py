@@ -8,9 +8,11 @@ BWD_CONFIGS are the fastest rows of this table (tests/test_triton_deep_dive.py t
 backward rows give the dK/dV and the dQ kernel their own tiles, warps and pipeline stages.
 Rows with pass "fwd_gluon" sweep the step-4 Gluon forward of attention_gluon.py (tiles, ring depth for K
 and V, warps; Hopper only), whose FA3_CONFIGS are tied to them the same way. Rows with pass "fwd_pingpong"
-sweep its warp-specialized ping-pong forward (key tile, ring depth; 64 query rows per consumer warpgroup);
+sweep its warp-specialized ping-pong forward (key tile, ring depth, one program per row block or one per SM
+walking several: "persistent"; 64 query rows per consumer warpgroup);
 PINGPONG_CONFIGS holds a setting for the (D, mask) pairs where its best row beats the best "fwd_gluon" row.
 """
+
 from __future__ import annotations
 
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 150}
@@ -21,20 +23,40 @@ from sitekit import data, measure
 
 NAME = data.name_of(__file__)
 B, H, N = 4, 32, 4096
-FWD = {64: [(128, 64, 4, 3), (128, 64, 4, 4), (128, 128, 8, 3), (64, 64, 4, 3), (128, 32, 4, 3)],
-       128: [(128, 64, 8, 3), (128, 64, 4, 3), (128, 128, 8, 2), (64, 64, 4, 3), (128, 64, 8, 2)]}
+FWD = {
+    64: [(128, 64, 4, 3), (128, 64, 4, 4), (128, 128, 8, 3), (64, 64, 4, 3), (128, 32, 4, 3)],
+    128: [(128, 64, 8, 3), (128, 64, 4, 3), (128, 128, 8, 2), (64, 64, 4, 3), (128, 64, 8, 2)],
+}
 # backward: ((dK/dV BLOCK_M, BLOCK_N, num_warps, num_stages), (dQ BLOCK_M, BLOCK_N, num_warps, num_stages));
 # the first rows share one warps/stages setting between the two kernels, as the first version did
-BWD = {64: [((32, 64, 4, 3), (64, 32, 4, 3)), ((32, 128, 8, 3), (128, 32, 8, 3)), ((64, 128, 8, 2), (128, 64, 8, 2)),
-            ((32, 64, 4, 3), (128, 64, 8, 3)), ((64, 64, 4, 3), (128, 64, 8, 3)), ((64, 64, 4, 3), (64, 64, 4, 3)),
-            ((32, 64, 4, 4), (128, 64, 8, 4))],
-       128: [((64, 128, 8, 2), (128, 64, 8, 2)), ((32, 128, 8, 2), (128, 32, 8, 2)), ((32, 64, 4, 3), (64, 32, 4, 3)),
-             ((64, 64, 4, 2), (128, 64, 8, 3)), ((64, 64, 4, 2), (128, 64, 8, 4)), ((32, 64, 4, 4), (64, 64, 4, 2)),
-             ((64, 128, 8, 4), (128, 64, 8, 3))]}
-GLUON = {64: [(64, 128, 2, 4), (64, 64, 3, 4), (128, 128, 2, 8)],            # BLOCK_M, BLOCK_N, stages, warps
-         128: [(128, 128, 2, 8), (64, 64, 3, 4), (64, 128, 2, 4), (128, 64, 3, 8)]}
-PINGPONG = {64: [(128, 2), (128, 4), (64, 4)],                                # BLOCK_N, STAGES
-            128: [(128, 2), (128, 3), (64, 3), (64, 5)]}
+BWD = {
+    64: [
+        ((32, 64, 4, 3), (64, 32, 4, 3)),
+        ((32, 128, 8, 3), (128, 32, 8, 3)),
+        ((64, 128, 8, 2), (128, 64, 8, 2)),
+        ((32, 64, 4, 3), (128, 64, 8, 3)),
+        ((64, 64, 4, 3), (128, 64, 8, 3)),
+        ((64, 64, 4, 3), (64, 64, 4, 3)),
+        ((32, 64, 4, 4), (128, 64, 8, 4)),
+    ],
+    128: [
+        ((64, 128, 8, 2), (128, 64, 8, 2)),
+        ((32, 128, 8, 2), (128, 32, 8, 2)),
+        ((32, 64, 4, 3), (64, 32, 4, 3)),
+        ((64, 64, 4, 2), (128, 64, 8, 3)),
+        ((64, 64, 4, 2), (128, 64, 8, 4)),
+        ((32, 64, 4, 4), (64, 64, 4, 2)),
+        ((64, 128, 8, 4), (128, 64, 8, 3)),
+    ],
+}
+GLUON = {
+    64: [(64, 128, 2, 4), (64, 64, 3, 4), (128, 128, 2, 8)],  # BLOCK_M, BLOCK_N, stages, warps
+    128: [(128, 128, 2, 8), (64, 64, 3, 4), (64, 128, 2, 4), (128, 64, 3, 8)],
+}
+PINGPONG = {
+    64: [(128, 2, False), (128, 4, False), (64, 4, False), (128, 4, True)],  # BLOCK_N, STAGES, PERSISTENT
+    128: [(128, 2, False), (128, 3, False), (64, 3, False), (64, 5, False), (128, 2, True), (128, 3, True)],
+}
 
 
 def main(argv=None) -> int:
@@ -44,8 +66,9 @@ def main(argv=None) -> int:
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
+
     fa = measure.snippet("triton_deep_dive/attention")
-    sys.modules["attention"] = fa                  # attention_gluon.py imports it by this name
+    sys.modules["attention"] = fa  # attention_gluon.py imports it by this name
     ag = measure.snippet("triton_deep_dive/attention_gluon")
     if torch.cuda.get_device_capability()[0] != 9:
         sys.exit(f"{NAME}: the 'fwd_gluon' rows need a Hopper GPU (sm_90), got {torch.cuda.get_device_name()}")
@@ -61,26 +84,43 @@ def main(argv=None) -> int:
             with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                 ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
             ref_g = torch.autograd.grad(ref, (q, k, v), do)
-            for bm, bn, w, st in FWD[D][:2 if args.quick else None]:
+            for bm, bn, w, st in FWD[D][: 2 if args.quick else None]:
                 fa.FWD_CONFIGS[(D, causal)] = dict(BLOCK_M=bm, BLOCK_N=bn, num_warps=w, num_stages=st)
-                row = {"pass": "fwd", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": bm, "BLOCK_N": bn,
-                       "num_warps": w, "num_stages": st}
+                row = {
+                    "pass": "fwd",
+                    "D": D,
+                    "mask": "causal" if causal else "none",
+                    "BLOCK_M": bm,
+                    "BLOCK_N": bn,
+                    "num_warps": w,
+                    "num_stages": st,
+                }
                 try:
                     with torch.no_grad():
                         err = measure.rel_err(fa.attention(q, k, v, causal=causal), ref)
                         t = measure.bench(lambda: fa.attention(q, k, v, causal=causal))
-                except Exception as e:   # out of shared memory / resources: recorded, not fatal
+                except Exception as e:  # out of shared memory / resources: recorded, not fatal
                     print(f"fwd {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
                     rows.append({**row, "output": "no_fit", "tflops": None})
                     continue
                 rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
                 print(rows[-1], flush=True)
             fa.FWD_CONFIGS.update(saved_f)
-            for (m1, n1, w1, s1), (m2, n2, w2, s2) in BWD[D][:2 if args.quick else None]:
+            for (m1, n1, w1, s1), (m2, n2, w2, s2) in BWD[D][: 2 if args.quick else None]:
                 fa.BWD_CONFIGS[(D, causal)] = dict(DKDV=(m1, n1, w1, s1), DQ=(m2, n2, w2, s2))
-                row = {"pass": "bwd", "D": D, "mask": "causal" if causal else "none", "BLOCK_M1": m1, "BLOCK_N1": n1,
-                       "num_warps1": w1, "num_stages1": s1, "BLOCK_M2": m2, "BLOCK_N2": n2, "num_warps2": w2,
-                       "num_stages2": s2}
+                row = {
+                    "pass": "bwd",
+                    "D": D,
+                    "mask": "causal" if causal else "none",
+                    "BLOCK_M1": m1,
+                    "BLOCK_N1": n1,
+                    "num_warps1": w1,
+                    "num_stages1": s1,
+                    "BLOCK_M2": m2,
+                    "BLOCK_N2": n2,
+                    "num_warps2": w2,
+                    "num_stages2": s2,
+                }
                 try:
                     o = fa.attention(q, k, v, causal=causal)
                     g = torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
@@ -94,10 +134,17 @@ def main(argv=None) -> int:
                 print(rows[-1], flush=True)
                 del o, g
             fa.BWD_CONFIGS.update(saved_b)
-            for bm, bn, st, w in GLUON[D][:2 if args.quick else None]:
+            for bm, bn, st, w in GLUON[D][: 2 if args.quick else None]:
                 cfg = dict(BLOCK_M=bm, BLOCK_N=bn, K_STAGES=st, V_STAGES=st, num_warps=w)
-                row = {"pass": "fwd_gluon", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": bm,
-                       "BLOCK_N": bn, "K_STAGES": st, "num_warps": w}
+                row = {
+                    "pass": "fwd_gluon",
+                    "D": D,
+                    "mask": "causal" if causal else "none",
+                    "BLOCK_M": bm,
+                    "BLOCK_N": bn,
+                    "K_STAGES": st,
+                    "num_warps": w,
+                }
                 try:
                     with torch.no_grad():
                         err = measure.rel_err(ag.forward_fa3(q, k, v, causal, **cfg)[0], ref)
@@ -108,10 +155,17 @@ def main(argv=None) -> int:
                     continue
                 rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
                 print(rows[-1], flush=True)
-            for bn, st in PINGPONG[D][:2 if args.quick else None]:
-                cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st)
-                row = {"pass": "fwd_pingpong", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": 64,
-                       "BLOCK_N": bn, "STAGES": st}
+            for bn, st, persistent in PINGPONG[D][: 2 if args.quick else None]:
+                cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st, PERSISTENT=persistent)
+                row = {
+                    "pass": "fwd_pingpong",
+                    "D": D,
+                    "mask": "causal" if causal else "none",
+                    "BLOCK_M": 64,
+                    "BLOCK_N": bn,
+                    "STAGES": st,
+                    "persistent": "yes" if persistent else "no",
+                }
                 try:
                     with torch.no_grad():
                         err = measure.rel_err(ag.forward_pingpong(q, k, v, causal, **cfg)[0], ref)

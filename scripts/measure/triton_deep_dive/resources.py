@@ -15,6 +15,7 @@ N=4096, contiguous; LBM: 4096^2 and 256^3 cells): pointers 16-byte aligned, size
 multiples of 16 marked so, and an argument equal to 1 (GROUP without grouped heads, NZ in 2-D) folded
 into the code (sitekit.measure.launch_signature).
 """
+
 from __future__ import annotations
 
 META = {"needs": "cpu", "tier": "weekly", "budget_s": 90}
@@ -30,11 +31,11 @@ NAME = data.name_of(__file__)
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     args = ap.parse_args(argv)
-    os.environ["TRITON_INTERPRET"] = "0"          # compile, do not interpret
+    os.environ["TRITON_INTERPRET"] = "0"  # compile, do not interpret
     import triton
 
     fa = measure.snippet("triton_deep_dive/attention")
-    sys.modules["attention"] = fa            # attention_steps.py and attention_gluon.py import it by this name
+    sys.modules["attention"] = fa  # attention_steps.py and attention_gluon.py import it by this name
     steps = measure.snippet("triton_deep_dive/attention_steps")
     gluon = measure.snippet("triton_deep_dive/attention_gluon")
     lbm = measure.snippet("triton_deep_dive/lbm")
@@ -44,18 +45,25 @@ def main(argv=None) -> int:
         sig, consts, attrs = measure.launch_signature(kernel, args, const)
         u = measure.sm90_compile(kernel, sig, consts, attrs, num_warps, num_stages, gluon=gluon, maxnreg=maxnreg)
         sass = u["sass"]
-        row.update(num_warps=u["num_warps"], num_stages=num_stages, regs=u["regs"], spill_bytes=u["spill_bytes"],
-                   smem_kb=u["smem_bytes"] / 1024, hgmma="yes" if "HGMMA" in sass else "no",
-                   tma="yes" if "UTMALDG" in sass else "no", cp_async="yes" if "LDGSTS" in sass else "no")
+        row.update(
+            num_warps=u["num_warps"],
+            num_stages=num_stages,
+            regs=u["regs"],
+            spill_bytes=u["spill_bytes"],
+            smem_kb=u["smem_bytes"] / 1024,
+            hgmma="yes" if "HGMMA" in sass else "no",
+            tma="yes" if "UTMALDG" in sass else "no",
+            cp_async="yes" if "LDGSTS" in sass else "no",
+        )
         rows.append(row)
         print(row, flush=True)
 
-    H, N = 32, 4096               # the measured attention shape, B = 4 (no argument depends on B)
+    B, H, N = 4, 32, 4096  # the measured attention shape (only the ping-pong kernel's n_tiles depends on B)
 
     def attention_args(D: int, *names: str) -> dict:
         """Argument values of an attention launch on contiguous (B, H, N, D) fp16 tensors, no grouped heads."""
         a = dict(HQ=H, HKV=H, H=H, GROUP=1, N_CTX=N, qk_scale=0.125, sm_scale=0.125, LSE="*fp32", DELTA="*fp32")
-        for t in names:                          # a tensor's pointer and its three outer strides
+        for t in names:  # a tensor's pointer and its three outer strides
             a[t] = "*fp16"
         for prefix in ("sq", "sk", "sv", "so", "sd", "sdk", "sdv", "sdq"):
             a.update({f"{prefix}_b": H * N * D, f"{prefix}_h": N * D, f"{prefix}_n": D})
@@ -66,16 +74,32 @@ def main(argv=None) -> int:
         mask = "causal" if causal else "none"
         c = dict(fa.FWD_CONFIGS[(D, causal)])
         w, st = c.pop("num_warps"), c.pop("num_stages")
-        build({"kernel": "attn_fwd", "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
-              fa.attn_fwd, attention_args(D, "Q", "K", "V", "O"), dict(HEAD_DIM=D, CAUSAL=causal, **c), w, st)
+        build(
+            {"kernel": "attn_fwd", "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
+            fa.attn_fwd,
+            attention_args(D, "Q", "K", "V", "O"),
+            dict(HEAD_DIM=D, CAUSAL=causal, **c),
+            w,
+            st,
+        )
         c = dict(fa.BWD_CONFIGS[(D, causal)])
         (m1, n1, w1, st1), (m2, n2, w2, st2) = c["DKDV"], c["DQ"]
-        build({"kernel": "attn_bwd_dkdv", "D": D, "mask": mask, "BLOCK_M": m1, "BLOCK_N": n1},
-              fa.attn_bwd_dkdv, attention_args(D, "Q", "K", "V", "DO", "DK", "DV"),
-              dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1), w1, st1)
-        build({"kernel": "attn_bwd_dq", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
-              fa.attn_bwd_dq, attention_args(D, "Q", "K", "V", "DO", "DQ"),
-              dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2), w2, st2)
+        build(
+            {"kernel": "attn_bwd_dkdv", "D": D, "mask": mask, "BLOCK_M": m1, "BLOCK_N": n1},
+            fa.attn_bwd_dkdv,
+            attention_args(D, "Q", "K", "V", "DO", "DK", "DV"),
+            dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1),
+            w1,
+            st1,
+        )
+        build(
+            {"kernel": "attn_bwd_dq", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
+            fa.attn_bwd_dq,
+            attention_args(D, "Q", "K", "V", "DO", "DQ"),
+            dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2),
+            w2,
+            st2,
+        )
 
     # the forward of each step of the step-by-step table, full attention, at FWD_CONFIGS (as forward_step runs it)
     from triton.experimental.gluon import language as gl
@@ -94,33 +118,75 @@ def main(argv=None) -> int:
             return f"tensordesc<fp16[{rows}, {D}],{gl.NVMMASharedLayout.get_default_for([rows, D], gl.float16)!r}>"
 
         ga = dict(a, q_desc=desc(g["BLOCK_M"]), k_desc=desc(g["BLOCK_N"]), v_desc=desc(g["BLOCK_N"]))
-        build({"step": "gluon_fa3", "D": D}, gluon.attn_fwd_fa3, ga, dict(HEAD_DIM=D, CAUSAL=False, HEADS=False, **g),
-              g["num_warps"], 1, gluon=True)
+        build(
+            {"step": "gluon_fa3", "D": D},
+            gluon.attn_fwd_fa3,
+            ga,
+            dict(HEAD_DIM=D, CAUSAL=False, HEADS=False, **g),
+            g["num_warps"],
+            1,
+            gluon=True,
+        )
         # step 5 as the step table launches it; "regs" is the launch's per-thread allocation (maxnreg), which
         # the partitions then trade with setmaxnreg: consumer_regs / loader_regs
-        p = dict(gluon.PINGPONG_CONFIGS.get((D, False), dict(BLOCK_M=64, BLOCK_N=128, STAGES=2)))
-        pa = dict(a, q_desc=desc(p["BLOCK_M"]), k_desc=desc(p["BLOCK_N"]), v_desc=desc(p["BLOCK_N"]))
-        build({"step": "gluon_pingpong", "D": D, "consumer_regs": gluon.CONSUMER_REGS, "loader_regs": gluon.LOADER_REGS},
-              gluon.attn_fwd_pingpong, pa, dict(HEAD_DIM=D, CAUSAL=False, HEADS=False, **p,
-                                                CONSUMER_REGS=gluon.CONSUMER_REGS, LOADER_REGS=gluon.LOADER_REGS),
-              4, 1, gluon=True, maxnreg=gluon.MAXNREG)
+        p = dict(gluon.PINGPONG_CONFIGS.get((D, False), dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)))
+        p.pop("PERSISTENT")  # a launch setting (the grid), not a kernel constant
+        n_tiles = B * H * triton.cdiv(N, 2 * p["BLOCK_M"])
+        pa = dict(a, q_desc=desc(p["BLOCK_M"]), k_desc=desc(p["BLOCK_N"]), v_desc=desc(p["BLOCK_N"]), n_tiles=n_tiles)
+        build(
+            {"step": "gluon_pingpong", "D": D, "consumer_regs": gluon.CONSUMER_REGS, "loader_regs": gluon.LOADER_REGS},
+            gluon.attn_fwd_pingpong,
+            pa,
+            dict(
+                HEAD_DIM=D,
+                CAUSAL=False,
+                HEADS=False,
+                **p,
+                CONSUMER_REGS=gluon.CONSUMER_REGS,
+                LOADER_REGS=gluon.LOADER_REGS,
+            ),
+            4,
+            1,
+            gluon=True,
+            maxnreg=gluon.MAXNREG,
+        )
 
     for lat, shape in ((lbm.D2Q9, (4096, 4096, 1)), (lbm.D3Q19, (256, 256, 256))):
-        nx, ny, nz = shape                        # the lbm_speed sizes; NZ = 1 in 2-D is folded in at launch
+        nx, ny, nz = shape  # the lbm_speed sizes; NZ = 1 in 2-D is folded in at launch
         cell = dict(F_IN="*fp32", F_OUT="*fp32", NX=nx, NY=ny, NZ=nz, omega=1.0, u_lid=0.1)
         walls = dict(PX=False, PY=False, PZ=False)
-        build({"kernel": "lbm_step", "lattice": lat.name, "storage": "fp32", "BLOCK": lbm.CELL_BLOCK}, lbm.lbm_step_kernel,
-              cell, dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, **walls, F16=False), lbm.CELL_WARPS, 3)
+        build(
+            {"kernel": "lbm_step", "lattice": lat.name, "storage": "fp32", "BLOCK": lbm.CELL_BLOCK},
+            lbm.lbm_step_kernel,
+            cell,
+            dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, **walls, F16=False),
+            lbm.CELL_WARPS,
+            3,
+        )
         half = dict(cell, F_IN="*fp16", F_OUT="*fp16")
-        build({"kernel": "lbm_step", "lattice": lat.name, "storage": "fp16", "BLOCK": lbm.CELL_BLOCK}, lbm.lbm_step_kernel,
-              half, dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, **walls, F16=True), lbm.CELL_WARPS, 3)
+        build(
+            {"kernel": "lbm_step", "lattice": lat.name, "storage": "fp16", "BLOCK": lbm.CELL_BLOCK},
+            lbm.lbm_step_kernel,
+            half,
+            dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, **walls, F16=True),
+            lbm.CELL_WARPS,
+            3,
+        )
         tile = dict(cell, CX="*i32", CY="*i32", CZ="*i32", W="*fp32", OPP="*i32")
         qp = triton.next_power_of_2(lat.Q)
-        build({"kernel": "lbm_tile", "lattice": lat.name, "storage": "fp32", "BLOCK": 512}, lbm.lbm_tile_kernel, tile,
-              dict(Q=lat.Q, QP=qp, BLOCK=512, **walls), 4, 3)
-    metrics = {"regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
-               "spill_bytes": {"unit": "B", "noise": 0, "fmt": "d"},
-               "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f"}}
+        build(
+            {"kernel": "lbm_tile", "lattice": lat.name, "storage": "fp32", "BLOCK": 512},
+            lbm.lbm_tile_kernel,
+            tile,
+            dict(Q=lat.Q, QP=qp, BLOCK=512, **walls),
+            4,
+            3,
+        )
+    metrics = {
+        "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
+        "spill_bytes": {"unit": "B", "noise": 0, "fmt": "d"},
+        "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f"},
+    }
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=args.quick)
 
