@@ -7,7 +7,6 @@ the CPU. Rows: u and v (in lid units) averaged onto 32 x 32 cells. It also write
 data/triton_deep_dive/ir/cavity_field.svg: the speed as colours and streamlines traced through the
 field, rendered from the rows by render_svg() (tests regenerate it from the JSON and compare).
 """
-
 from __future__ import annotations
 
 META = {"needs": "cpu", "tier": "weekly", "budget_s": 120}
@@ -21,13 +20,8 @@ NAME = data.name_of(__file__)
 N, RE, U_LID, TOL, CELLS = 64, 100.0, 0.1, 1e-6, 32
 SVG = ROOT / "data" / "triton_deep_dive" / "ir" / "cavity_field.svg"
 # a perceptually ordered ramp (dark blue -> teal -> yellow), interpolated linearly
-RAMP = [
-    (0.0, (48, 18, 59)),
-    (0.25, (50, 100, 180)),
-    (0.5, (30, 170, 150)),
-    (0.75, (150, 210, 70)),
-    (1.0, (250, 230, 40)),
-]
+RAMP = [(0.0, (48, 18, 59)), (0.25, (50, 100, 180)), (0.5, (30, 170, 150)), (0.75, (150, 210, 70)),
+        (1.0, (250, 230, 40))]
 
 
 def _colour(t: float) -> str:
@@ -51,34 +45,24 @@ def render_svg(ds: dict) -> str:
     vmax = max(math.hypot(u[j][i], v[j][i]) for j in range(n) for i in range(n))
     size, pad = 320, 10
     cell = size / n
-    out = [
-        f'<svg class="data-plot" viewBox="0 0 {size + 2 * pad} {size + 2 * pad}" width="{size + 2 * pad}" '
-        f'role="img" xmlns="http://www.w3.org/2000/svg">'
-    ]
+    out = [f'<svg class="data-plot" viewBox="0 0 {size + 2 * pad} {size + 2 * pad}" width="{size + 2 * pad}" '
+           f'role="img" xmlns="http://www.w3.org/2000/svg">']
     for j in range(n):
         for i in range(n):
-            x, y = pad + i * cell, pad + (n - 1 - j) * cell  # y grows upwards: the lid is on top
-            out.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell + 0.3:.1f}" height="{cell + 0.3:.1f}" '
-                f'fill="{_colour(math.hypot(u[j][i], v[j][i]) / vmax)}"/>'
-            )
+            x, y = pad + i * cell, pad + (n - 1 - j) * cell          # y grows upwards: the lid is on top
+            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell + 0.3:.1f}" height="{cell + 0.3:.1f}" '
+                       f'fill="{_colour(math.hypot(u[j][i], v[j][i]) / vmax)}"/>')
 
-    def field(px, py):  # bilinear in cell-centre coordinates (px, py in [0, n])
+    def field(px, py):   # bilinear in cell-centre coordinates (px, py in [0, n])
         fx, fy = min(max(px - 0.5, 0.0), n - 1.001), min(max(py - 0.5, 0.0), n - 1.001)
         i, j = int(fx), int(fy)
         a, b = fx - i, fy - j
-
         def lerp(g):
-            return (
-                (1 - a) * (1 - b) * g[j][i]
-                + a * (1 - b) * g[j][i + 1]
-                + (1 - a) * b * g[j + 1][i]
-                + a * b * g[j + 1][i + 1]
-            )
-
+            return ((1 - a) * (1 - b) * g[j][i] + a * (1 - b) * g[j][i + 1]
+                    + (1 - a) * b * g[j + 1][i] + a * b * g[j + 1][i + 1])
         return lerp(u), lerp(v)
 
-    for k in range(1, 12):  # seeds on the vertical centre line
+    for k in range(1, 12):                      # seeds on the vertical centre line
         px, py = n / 2, n * k / 12
         pts = []
         for _ in range(600):
@@ -87,16 +71,13 @@ def render_svg(ds: dict) -> str:
             s = math.hypot(a, b)
             if s < 1e-4:
                 break
-            h = 0.5 / s  # half a cell per step
+            h = 0.5 / s                             # half a cell per step
             a2, b2 = field(px + 0.5 * h * a, py + 0.5 * h * b)
             px, py = px + h * a2, py + h * b2
             if not (0 < px < n and 0 < py < n) or (len(pts) > 20 and math.dist(pts[-1], pts[0]) < cell * 0.6):
                 break
-        out.append(
-            '<polyline fill="none" stroke="white" stroke-opacity=".85" stroke-width="1.2" points="'
-            + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-            + '"/>'
-        )
+        out.append('<polyline fill="none" stroke="white" stroke-opacity=".85" stroke-width="1.2" points="'
+                   + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -105,14 +86,13 @@ def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     args = ap.parse_args(argv)
     import torch
-
-    torch.set_num_threads(1)  # a 64 x 64 grid: threads cost more than they save
+    torch.set_num_threads(1)        # a 64 x 64 grid: threads cost more than they save
     lbm = measure.snippet("triton_deep_dive/lbm")
     n = 32 if args.quick else N
     tau = lbm.cavity_parameters(RE, n, U_LID)
     sim = lbm.LBM(lbm.D2Q9, (n, n), tau, (False, False, False), U_LID, backend="torch", device="cpu").init()
     prev, steps = sim.moments()[1], 0
-    while True:  # the same stopping rule as cavity()
+    while True:                                                       # the same stopping rule as cavity()
         sim.step(250)
         steps += 250
         u = sim.moments()[1]
@@ -120,17 +100,12 @@ def main(argv=None) -> int:
         prev = u
         if res < TOL or steps >= 200_000:
             break
-    vel = u[:2, 0] / U_LID  # (2, ny, nx) in lid units
+    vel = u[:2, 0] / U_LID                                            # (2, ny, nx) in lid units
     coarse = torch.nn.functional.avg_pool2d(vel[None], n // CELLS)[0]
-    rows = [
-        {"i": i, "j": j, "u": round(coarse[0, j, i].item(), 5), "v": round(coarse[1, j, i].item(), 5)}
-        for j in range(CELLS)
-        for i in range(CELLS)
-    ]
-    metrics = {
-        "u": {"unit": "× U", "noise": 0.02, "fmt": ".3f", "check": False},
-        "v": {"unit": "× U", "noise": 0.02, "fmt": ".3f", "check": False},
-    }
+    rows = [{"i": i, "j": j, "u": round(coarse[0, j, i].item(), 5), "v": round(coarse[1, j, i].item(), 5)}
+            for j in range(CELLS) for i in range(CELLS)]
+    metrics = {"u": {"unit": "× U", "noise": 0.02, "fmt": ".3f", "check": False},
+               "v": {"unit": "× U", "noise": 0.02, "fmt": ".3f", "check": False}}
     ds = data.new(NAME, metrics, rows, steps=steps, n=n, residual=res)
     if not args.quick:
         SVG.parent.mkdir(parents=True, exist_ok=True)

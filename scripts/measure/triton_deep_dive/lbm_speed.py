@@ -13,7 +13,6 @@ cell), PyTorch eager and torch.compile. A sweep of the cell kernel's BLOCK and n
 n = 128 with fp32 and with fp16 storage, the accuracy that fp16 costs.
 Target (issue 14): >= 0.80x copy (FluidX3D reports about 0.82x on the H200).
 """
-
 from __future__ import annotations
 
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 65}
@@ -35,11 +34,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     measure.need_gpu(NAME)
     import torch
-
     lbm = measure.snippet("triton_deep_dive/lbm")
     copy_tbps, _ = measure.copy_tbps()
     rows = [{"table": "speed", "lattice": "copy", "impl": "copy", "tbps": copy_tbps, "frac_copy": 1.0}]
-    for lat_name, shape in QUICK_CASES if args.quick else CASES:
+    for lat_name, shape in (QUICK_CASES if args.quick else CASES):
         lat = getattr(lbm, lat_name)
         cells = 1
         for s in shape:
@@ -51,18 +49,13 @@ def main(argv=None) -> int:
         half = lbm.LBM(lat, shape, 0.6, walls, u_lid=0.1, backend="triton", device="cuda", storage=torch.float16)
         ref = lbm.LBM(lat, shape, 0.6, walls, u_lid=0.1, backend="torch", device="cuda")
         torch.manual_seed(0)
-        state = tri.equilibrium(
-            torch.ones(tri.f.shape[1:], device="cuda"), 0.05 * torch.randn(3, *tri.f.shape[1:], device="cuda")
-        )
+        state = tri.equilibrium(torch.ones(tri.f.shape[1:], device="cuda"),
+                                0.05 * torch.randn(3, *tri.f.shape[1:], device="cuda"))
         for sim in (tri, tile, half, ref):
             sim.set_populations(state)
         tri.step()
-        fns = {
-            "triton": lambda: tri.step(),
-            "triton_tile": lambda: tile.step(),
-            "triton_fp16": lambda: half.step(),
-            "torch_eager": lambda: ref.step(),
-        }
+        fns = {"triton": lambda: tri.step(), "triton_tile": lambda: tile.step(), "triton_fp16": lambda: half.step(),
+               "torch_eager": lambda: ref.step()}
         if not args.no_compile:
             cstep = torch.compile(lbm.torch_step)
             fns["torch_compile"] = lambda: cstep(ref.f, ref.f2, *ref._torch_args)
@@ -73,67 +66,35 @@ def main(argv=None) -> int:
             sim = sims.get(impl, ref)
             sim.set_populations(state)
             fns[impl]()
-            out = ref.f2 if impl == "torch_compile" else sim.populations()  # step() swaps, the compiled call does not
+            out = ref.f2 if impl == "torch_compile" else sim.populations()   # step() swaps, the compiled call does not
             err = (out - tri.f).abs().max().item()
             if err > (1e-4 if impl == "triton_fp16" else 1e-5):
                 sys.exit(f"{NAME}: {impl} {lat_name} differs from the Triton step by {err:.2e}")
         # block-size sweep of the cell kernel (its own rows), for each storage, then the versions in rounds
         for storage, sim in (("fp32", tri), ("fp16", half)):
             best_cfg, best_t = None, None
-            for block, warps in SWEEP[: 2 if args.quick else None]:
+            for block, warps in SWEEP[:2 if args.quick else None]:
                 sim.block, sim.num_warps = block, warps
                 t = measure.bench(lambda: sim.step())
-                rows.append(
-                    {
-                        "table": "sweep",
-                        "lattice": lat_name,
-                        "storage": storage,
-                        "BLOCK": block,
-                        "num_warps": warps,
-                        "mlups": cells / t / 1e3,
-                    }
-                )
+                rows.append({"table": "sweep", "lattice": lat_name, "storage": storage, "BLOCK": block,
+                             "num_warps": warps, "mlups": cells / t / 1e3})
                 if best_t is None or t < best_t:
                     best_cfg, best_t = (block, warps), t
-            default = lbm.LBM(
-                lat,
-                (8, 8, 8) if lat.dim == 3 else (8, 8),
-                0.6,
-                walls,
-                backend="triton",
-                device="cuda",
-                storage=sim.storage,
-            )
+            default = lbm.LBM(lat, (8, 8, 8) if lat.dim == 3 else (8, 8), 0.6, walls, backend="triton",
+                              device="cuda", storage=sim.storage)
             sim.block, sim.num_warps = default.block, default.num_warps
             del default
-            rows.append(
-                {
-                    "table": "choice",
-                    "lattice": lat_name,
-                    "storage": storage,
-                    "BLOCK": sim.block,
-                    "num_warps": sim.num_warps,
-                    "best_BLOCK": best_cfg[0],
-                    "best_num_warps": best_cfg[1],
-                    "mlups": cells / best_t / 1e3,
-                }
-            )
+            rows.append({"table": "choice", "lattice": lat_name, "storage": storage, "BLOCK": sim.block,
+                         "num_warps": sim.num_warps, "best_BLOCK": best_cfg[0], "best_num_warps": best_cfg[1],
+                         "mlups": cells / best_t / 1e3})
         each = measure.bench_each_round(fns, rounds=1 if args.quick else 3)
         for impl, ts in each.items():
             t = min(ts)
             mlups = cells / t / 1e3
             nb = nbytes // 2 if impl == "triton_fp16" else nbytes
             tbps = mlups * 1e6 * nb / 1e12
-            row = {
-                "table": "speed",
-                "lattice": lat_name,
-                "impl": impl,
-                "mlups": mlups,
-                "mlups_spread": measure.spread(ts),
-                "tbps": tbps,
-                "frac_copy": tbps / copy_tbps,
-                "bytes_per_cell": nb,
-            }
+            row = {"table": "speed", "lattice": lat_name, "impl": impl, "mlups": mlups, "mlups_spread": measure.spread(ts),
+                   "tbps": tbps, "frac_copy": tbps / copy_tbps, "bytes_per_cell": nb}
             if impl == "triton":
                 row["met_copy"] = tbps / copy_tbps >= TARGET
             rows.append(row)
@@ -143,14 +104,9 @@ def main(argv=None) -> int:
     # what fp16 storage costs in accuracy: the Taylor-Green vortex at n = 128 (the page's validation case)
     for lat_name in ("D2Q9", "D3Q19"):
         for storage in ("fp32", "fp16"):
-            err = lbm.taylor_green(
-                128,
-                lattice=getattr(lbm, lat_name),
-                backend="triton",
-                device="cuda",
-                nz=1 if lat_name == "D2Q9" else 4,
-                storage={"fp32": torch.float32, "fp16": torch.float16}[storage],
-            )
+            err = lbm.taylor_green(128, lattice=getattr(lbm, lat_name), backend="triton", device="cuda",
+                                   nz=1 if lat_name == "D2Q9" else 4,
+                                   storage={"fp32": torch.float32, "fp16": torch.float16}[storage])
             rows.append({"table": "storage", "lattice": lat_name, "storage": storage, "n": 128, "tg_error": err})
             print(rows[-1], flush=True)
     metrics = {
