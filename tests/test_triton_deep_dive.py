@@ -252,18 +252,18 @@ for ((D, causal), cfg), heads in itertools.product(ag.FA3_CONFIGS.items(), (Fals
     counts = [len(re.findall(op, u["sass"])) for op in ("HGMMA", "UTMALDG", "SYNCS", "BAR.SYNC")]
     print("fa3", D, int(causal), int(heads), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
           int("C7514" in warn), u["smem_bytes"], *counts)
-# the table's settings, and the default forward_pingpong takes where it has none (the step table's D = 64 row)
-default = dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)
-settings = list(ag.PINGPONG_CONFIGS.items()) + [((64, c), default) for c in (False, True)]
+# the table's settings, and PINGPONG_DEFAULT (what forward_pingpong takes where the table has none)
+settings = list(ag.PINGPONG_CONFIGS.items()) + [((64, c), ag.PINGPONG_DEFAULT) for c in (False, True)]
 for ((D, causal), cfg), heads in itertools.product(settings, (False, True)):
     def desc(rows):
         box = [1, 1, rows, D] if heads else [rows, D]
         return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
     cfg = {{k: v for k, v in cfg.items() if k != "PERSISTENT"}}   # the grid's size, not a kernel constant
     const = dict(HEAD_DIM=D, CAUSAL=causal, HEADS=heads, CONSUMER_REGS=ag.CONSUMER_REGS, LOADER_REGS=ag.LOADER_REGS, **cfg)
-    sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]),
-           "O": "*fp16", "LSE": "*fp32", "so_b": "i32", "so_h": "i32", "so_n": "i32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32",
-           "n_tiles": "i32"}}
+    box = [1, 1, cfg["BLOCK_M"], D]   # O: always a 4-D descriptor
+    o_desc = f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
+    sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]), "o_desc": o_desc,
+           "LSE": "*fp32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32", "n_tiles": "i32"}}
     sig.update({{n: "constexpr" for n in const}})
     u = measure.sm90_compile(ag.attn_fwd_pingpong, sig, const, {{}}, 4, 1, gluon=True, maxnreg=ag.MAXNREG)
     with open("pp.ptx", "w") as f:
@@ -287,8 +287,6 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
     import subprocess
     import sys
 
-    # the compiled default is the one forward_pingpong falls back on
-    assert "dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)" in (SNIPPETS / "attention_gluon.py").read_text()
     env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(SNIPPETS)}
     code = _GLUON_CHECK.format(scripts=str(ROOT / "scripts"))
     out = subprocess.run(

@@ -20,7 +20,8 @@ import torch
 import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma, warpgroup_mma_wait
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
+                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 import attention as fa    # attention.py, in the same directory: input checks, LOG2E, the reference
@@ -41,15 +42,21 @@ def _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, MASK: gl.constexpr, 
 
 
 @gluon.jit
-def _refill(desc, bars, smem, slot, b, h, base, row, pred, HEADS: gl.constexpr):
-    """TMA one tile into a ring slot; the slot's barrier flips when its bytes have landed. HEADS: a 4-D
-    descriptor, the (1, 1, rows, D) box at [b, h, row, 0] (rows past N are out of bounds: zeros). Else a
-    2-D descriptor over (B*H*N, D) rows, the box at [base + row, 0] (base: the head's first row)."""
-    mbarrier.expect(bars.index(slot), desc.block_type.nbytes, pred=pred)
+def _load(desc, bar, dst, b, h, base, row, HEADS: gl.constexpr, pred=True):
+    """TMA one tile into `dst`; `bar` counts its bytes. HEADS: a 4-D descriptor, the (1, 1, rows, D) box at
+    [b, h, row, 0] (rows past N are out of bounds: zeros). Else a 2-D descriptor over (B*H*N, D) rows, the
+    box at [base + row, 0] (base: the head's first row)."""
     if HEADS:
-        tma.async_copy_global_to_shared(desc, [b, h, row, 0], bars.index(slot), smem.index(slot), pred=pred)
+        tma.async_copy_global_to_shared(desc, [b, h, row, 0], bar, dst, pred=pred)
     else:
-        tma.async_copy_global_to_shared(desc, [base + row, 0], bars.index(slot), smem.index(slot), pred=pred)
+        tma.async_copy_global_to_shared(desc, [base + row, 0], bar, dst, pred=pred)
+
+
+@gluon.jit
+def _refill(desc, bars, smem, slot, b, h, base, row, pred, HEADS: gl.constexpr):
+    """Load one tile into ring slot `slot`; the slot's barrier flips when its bytes have landed."""
+    mbarrier.expect(bars.index(slot), desc.block_type.nbytes, pred=pred)
+    _load(desc, bars.index(slot), smem.index(slot), b, h, base, row, HEADS, pred)
 
 
 @gluon.jit
@@ -202,18 +209,26 @@ def _desc(t: torch.Tensor, block_rows: int, heads: bool) -> TensorDescriptor:
     return TensorDescriptor(t, list(t.shape), list(t.stride()), block, layout)
 
 
+def _prepare(q, k, v, heads, who):
+    """What both wrappers check and do first: the inputs, a Hopper GPU, views TMA can read; heads=None picks
+    4-D descriptors unless q, k and v are all contiguous."""
+    fa._check_inputs(q, k, v)
+    if fa.INTERPRET or torch.cuda.get_device_capability(q.device)[0] != 9:
+        raise RuntimeError(f"{who}: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
+    q, k, v = (fa._tma_ready(t) for t in (q, k, v))
+    contiguous = all(t.is_contiguous() for t in (q, k, v))
+    if heads is None:
+        heads = not contiguous
+    elif not heads and not contiguous:
+        raise ValueError(f"{who}: heads=False reads (B*H*N, D) rows and needs contiguous q, k, v")
+    return q, k, v, bool(heads)
+
+
 def forward_fa3(q, k, v, causal=False, scale=None, heads=None, **overrides):
     """Attention forward with the Gluon kernel: returns (o, lse), lse in the log2 domain like attn_fwd's,
     so the backward kernels of attention.py take it unchanged. heads=None picks the descriptors: 2-D rows
     when q, k, v are all contiguous, 4-D otherwise (the "Step by step" table times both on the same inputs)."""
-    fa._check_inputs(q, k, v)
-    if fa.INTERPRET or torch.cuda.get_device_capability(q.device)[0] != 9:
-        raise RuntimeError("forward_fa3: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
-    q, k, v = (fa._tma_ready(t) for t in (q, k, v))
-    if heads is None:
-        heads = not all(t.is_contiguous() for t in (q, k, v))
-    elif not heads and not all(t.is_contiguous() for t in (q, k, v)):
-        raise ValueError("forward_fa3: heads=False reads (B*H*N, D) rows and needs contiguous q, k, v")
+    q, k, v, heads = _prepare(q, k, v, heads, "forward_fa3")
     B, HQ, N, D = q.shape
     cfg = {**FA3_CONFIGS[(D, bool(causal))], **overrides}
     scale = D ** -0.5 if scale is None else float(scale)
@@ -261,25 +276,17 @@ def _block_coords(tile, HQ, GROUP, N_CTX, BLOCK_M: gl.constexpr, BLOCK_N: gl.con
     return pid_m, b, h, hk, bh * N_CTX, (b * (HQ // GROUP) + hk) * N_CTX, n_blocks, mask_from
 
 
-@gluon.jit
-def _load(desc, bar, dst, b, h, base, row, HEADS: gl.constexpr):
-    if HEADS:
-        tma.async_copy_global_to_shared(desc, [b, h, row, 0], bar, dst)
-    else:
-        tma.async_copy_global_to_shared(desc, [base + row, 0], bar, dst)
-
-
 # Every partition walks the same row blocks: tile = program_id, program_id + programs, ... With one program
 # per row block that is one block each; with one program per SM the kernel is persistent, and the loader
 # fetches the next block's Q, K and V while the consumers finish this one. Ring slots and phases count K/V
 # tiles over all the blocks a program has visited (it), turns likewise (t).
 @gluon.jit
-def _load_partition(q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
-                    N_CTX, qk_scale, n_tiles, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
-                    BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr):
+def _load_partition(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, HQ, GROUP, N_CTX, n_tiles,
+                    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+                    HEADS: gl.constexpr):
     """One warp, 24 registers: a block's Q for both consumers (once both are done with the last one), then
     K_i and V_i into ring slot it % STAGES as soon as both consumers have released what the slot held (its
-    `empty` barrier counts 2 arrivals). Worker partitions share one signature, so it takes every argument."""
+    `empty` barrier counts 2 arrivals)."""
     q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn = bars
     it = 0
     n_done = 0
@@ -316,13 +323,14 @@ def _pass_turn(turn, WG: gl.constexpr):
 
 
 @gluon.jit
-def _consumer(q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
-              N_CTX, qk_scale, n_tiles, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
+def _consumer(q_desc, k_desc, v_desc, o_desc, LSE, q_smem, k_smem, v_smem, o_smem, bars, HQ, GROUP, N_CTX,
+              qk_scale, n_tiles, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
               BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr):
     """One warpgroup, BLOCK_M query rows of each block: step 4's loop order (S_{j+1} and P_j V_j in flight
     together), with slots released by mbarrier arrives instead of CTA barriers, and every group of wgmma
     issued in this consumer's turn. O is rescaled before the turn is taken: no wgmma writes it then, and
-    the other consumer's products run meanwhile."""
+    the other consumer's products run meanwhile. A finished block's O leaves through this consumer's buffer
+    in shared memory and one TMA store, which runs on while the next block starts."""
     q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn = bars
     dtype: gl.constexpr = q_desc.dtype
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
@@ -398,15 +406,15 @@ def _consumer(q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b
 
         gl.store(LSE + (b * HQ + h).to(gl.int64) * N_CTX + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)
         o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
-        rows_o = row0 + gl.arange(0, BLOCK_M, layout=row_o)
-        cols_o = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
-        offs = (b.to(gl.int64) * so_b + h.to(gl.int64) * so_h + gl.expand_dims(rows_o, 1).to(gl.int64) * so_n
-                + gl.expand_dims(cols_o, 0))
-        gl.store(O + offs, o.to(dtype), mask=gl.expand_dims(rows_o, 1) < N_CTX)
+        tma.store_wait(0)                                      # the previous block's O has left the buffer
+        o_smem.index(WG).reshape([BLOCK_M, HEAD_DIM]).store(o.to(dtype))
+        fence_async_shared()                                   # make the writes visible to the TMA unit
+        tma.async_copy_shared_to_global(o_desc, [b, h, row0, 0], o_smem.index(WG))   # rows past N: not written
+    tma.store_wait(0)
 
 
 @gluon.jit
-def attn_fwd_pingpong(q_desc, k_desc, v_desc, O, LSE, so_b, so_h, so_n, HQ, GROUP, N_CTX, qk_scale, n_tiles,
+def attn_fwd_pingpong(q_desc, k_desc, v_desc, o_desc, LSE, HQ, GROUP, N_CTX, qk_scale, n_tiles,
                       HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                       STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr,
                       CONSUMER_REGS: gl.constexpr, LOADER_REGS: gl.constexpr):
@@ -419,6 +427,7 @@ def attn_fwd_pingpong(q_desc, k_desc, v_desc, O, LSE, so_b, so_h, so_n, HQ, GROU
         q_smem = gl.allocate_shared_memory(dtype, [2, BLOCK_M, HEAD_DIM], q_desc.layout)
         k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
         v_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
+    o_smem = gl.allocate_shared_memory(dtype, [2, 1, 1, BLOCK_M, HEAD_DIM], o_desc.layout)   # O: always 4-D
     q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     q_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
@@ -437,13 +446,12 @@ def attn_fwd_pingpong(q_desc, k_desc, v_desc, O, LSE, so_b, so_h, so_n, HQ, GROU
         mbarrier.init(v_empty.index(i), count=2)
     bars = (q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn)
     gl.warp_specialize([
-        (_consumer, (q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
-                     N_CTX, qk_scale, n_tiles, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),  # 4 warps
-        (_consumer, (q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ, GROUP,
-                     N_CTX, qk_scale, n_tiles, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),  # 4 more
-        (_load_partition, (q_desc, k_desc, v_desc, O, LSE, q_smem, k_smem, v_smem, bars, so_b, so_h, so_n, HQ,
-                           GROUP, N_CTX, qk_scale, n_tiles, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
-                           HEADS)),                                                                  # 1 warp
+        (_consumer, (q_desc, k_desc, v_desc, o_desc, LSE, q_smem, k_smem, v_smem, o_smem, bars, HQ, GROUP, N_CTX,
+                     qk_scale, n_tiles, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),         # 4 warps
+        (_consumer, (q_desc, k_desc, v_desc, o_desc, LSE, q_smem, k_smem, v_smem, o_smem, bars, HQ, GROUP, N_CTX,
+                     qk_scale, n_tiles, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),         # 4 more
+        (_load_partition, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, HQ, GROUP, N_CTX, n_tiles,
+                           BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),                                   # 1 warp
     ], [4, 1], [CONSUMER_REGS, LOADER_REGS])
 # --8<-- [end:pingpong]
 
@@ -451,9 +459,12 @@ def attn_fwd_pingpong(q_desc, k_desc, v_desc, O, LSE, so_b, so_h, so_n, HQ, GROU
 # --8<-- [start:pingpong_wrapper]
 # (head dim, causal) -> key tile and ring depth, for the (head dim, causal) pairs where the fastest correct row
 # of the "fwd_pingpong" sweep in data/triton_deep_dive/attention_tuning.json beats the step-4 kernel's best
-# (a test checks both). BLOCK_M is one warpgroup's share: 64 query rows, the M of one wgmma.
-PINGPONG_CONFIGS = {(128, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=3, PERSISTENT=True),
-                    (128, True): dict(BLOCK_M=64, BLOCK_N=128, STAGES=3, PERSISTENT=False)}
+# (a test checks both). BLOCK_M is one warpgroup's share: 64 query rows, the M of one wgmma. At D = 128 a
+# third K/V stage no longer fits beside the two O buffers (2 x 16 KB).
+PINGPONG_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=True),
+                    (128, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=True),
+                    (128, True): dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)}
+PINGPONG_DEFAULT = dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)   # for the pairs it has none
 # 4 + 4 + 1 warps are allocated as 3 warpgroups (384 threads). 65,536 registers / 384 = 170, so the kernel
 # launches with 168 per thread; then the loader's warpgroup gives all but 24 back and each consumer takes 240.
 MAXNREG, CONSUMER_REGS, LOADER_REGS = 168, 240, 24
@@ -461,19 +472,11 @@ MAXNREG, CONSUMER_REGS, LOADER_REGS = 168, 240, 24
 
 def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides):
     """Attention forward with the warp-specialized ping-pong kernel: (o, lse), as forward_fa3 returns them.
-    Settings: PINGPONG_CONFIGS[(D, causal)] (D = 128), or the sweep's overrides (BLOCK_N, STAGES,
-    PERSISTENT: one program per SM instead of one per row block)."""
-    fa._check_inputs(q, k, v)
-    if fa.INTERPRET or torch.cuda.get_device_capability(q.device)[0] != 9:
-        raise RuntimeError("forward_pingpong: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
-    q, k, v = (fa._tma_ready(t) for t in (q, k, v))
-    if heads is None:
-        heads = not all(t.is_contiguous() for t in (q, k, v))
-    elif not heads and not all(t.is_contiguous() for t in (q, k, v)):
-        raise ValueError("forward_pingpong: heads=False reads (B*H*N, D) rows and needs contiguous q, k, v")
+    Settings: PINGPONG_CONFIGS[(D, causal)] (else PINGPONG_DEFAULT), or the sweep's overrides (BLOCK_N,
+    STAGES, PERSISTENT: one program per SM instead of one per row block)."""
+    q, k, v, heads = _prepare(q, k, v, heads, "forward_pingpong")
     B, HQ, N, D = q.shape
-    cfg = {**PINGPONG_CONFIGS.get((D, bool(causal)), dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)),
-           **overrides}
+    cfg = {**PINGPONG_CONFIGS.get((D, bool(causal)), PINGPONG_DEFAULT), **overrides}
     persistent = cfg.pop("PERSISTENT")
     maxnreg = cfg.pop("maxnreg", MAXNREG)
     regs = dict(CONSUMER_REGS=cfg.pop("CONSUMER_REGS", CONSUMER_REGS), LOADER_REGS=cfg.pop("LOADER_REGS", LOADER_REGS))
@@ -485,8 +488,9 @@ def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides)
     sms = torch.cuda.get_device_properties(q.device).multi_processor_count
     grid = (min(n_tiles, sms) if persistent else n_tiles,)
     triton.set_allocator(fa._alloc)
-    descs = (_desc(q, cfg["BLOCK_M"], heads), _desc(k, cfg["BLOCK_N"], heads), _desc(v, cfg["BLOCK_N"], heads))
-    attn_fwd_pingpong[grid](*descs, o, lse, *o.stride()[:3], HQ, HQ // k.shape[1], N, scale * fa.LOG2E, n_tiles, HEAD_DIM=D,
+    descs = (_desc(q, cfg["BLOCK_M"], heads), _desc(k, cfg["BLOCK_N"], heads), _desc(v, cfg["BLOCK_N"], heads),
+             _desc(o, cfg["BLOCK_M"], True))       # O always 4-D: the TMA store leaves rows past N unwritten
+    attn_fwd_pingpong[grid](*descs, lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, n_tiles, HEAD_DIM=D,
                             CAUSAL=bool(causal), HEADS=bool(heads), **cfg, **regs, num_warps=4, maxnreg=maxnreg)
     return o, lse
 # --8<-- [end:pingpong_wrapper]
@@ -551,8 +555,9 @@ if __name__ == "__main__":
         qr, kr, vr = (t.float().requires_grad_() for t in (q, k, v))
         ref = fa.reference(qr, kr, vr, causal)
         tol = 2e-2 if dtype == torch.bfloat16 else 5e-3
-        # both Gluon forwards, whichever attention() picks; the ping-pong one also persistent (one program per SM)
-        for fwd, kw in ((forward_fa3, {}), (forward_pingpong, {}), (forward_pingpong, dict(PERSISTENT=True))):
+        # both Gluon forwards, whichever attention() picks; the ping-pong one launched both ways
+        for fwd, kw in ((forward_fa3, {}), (forward_pingpong, dict(PERSISTENT=False)),
+                        (forward_pingpong, dict(PERSISTENT=True))):
             err = fa.rel_err(fwd(q, k, v, causal, **kw)[0], ref)
             assert err < tol, (fwd.__name__, kw, B, HQ, HKV, N, D, causal, dtype, packed, err)
         # the trainable entry point: a Gluon forward, then attention.py's backward kernels on the saved lse

@@ -9,7 +9,7 @@ backward rows give the dK/dV and the dQ kernel their own tiles, warps and pipeli
 Rows with pass "fwd_gluon" sweep the step-4 Gluon forward of attention_gluon.py (tiles, ring depth for K
 and V, warps; Hopper only), whose FA3_CONFIGS are tied to them the same way. Rows with pass "fwd_pingpong"
 sweep its warp-specialized ping-pong forward (key tile, ring depth, one program per row block or one per SM
-walking several: "persistent"; 64 query rows per consumer warpgroup);
+walking several: "persistent"; 64 query rows per consumer warpgroup; O leaves through shared memory);
 PINGPONG_CONFIGS holds a setting for the (D, mask) pairs where its best row beats the best "fwd_gluon" row.
 """
 
@@ -53,9 +53,10 @@ GLUON = {
     64: [(64, 128, 2, 4), (64, 64, 3, 4), (128, 128, 2, 8)],  # BLOCK_M, BLOCK_N, stages, warps
     128: [(128, 128, 2, 8), (64, 64, 3, 4), (64, 128, 2, 4), (128, 64, 3, 8)],
 }
+# BLOCK_N, STAGES, PERSISTENT; at D = 128 a third 128-key stage does not fit beside the O buffers (a no_fit row)
 PINGPONG = {
-    64: [(128, 2, False), (128, 4, False), (64, 4, False), (128, 4, True)],  # BLOCK_N, STAGES, PERSISTENT
-    128: [(128, 2, False), (128, 3, False), (64, 3, False), (64, 5, False), (128, 2, True), (128, 3, True)],
+    64: [(128, 2, False), (128, 4, False), (64, 4, False), (128, 2, True), (128, 4, True)],
+    128: [(128, 2, False), (128, 2, True), (128, 3, True), (64, 3, False), (64, 4, True)],
 }
 
 

@@ -129,10 +129,13 @@ def main(argv=None) -> int:
         )
         # step 5 as the step table launches it; "regs" is the launch's per-thread allocation (maxnreg), which
         # the partitions then trade with setmaxnreg: consumer_regs / loader_regs
-        p = dict(gluon.PINGPONG_CONFIGS.get((D, False), dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)))
+        p = dict(gluon.PINGPONG_CONFIGS.get((D, False), gluon.PINGPONG_DEFAULT))
         p.pop("PERSISTENT")  # a launch setting (the grid), not a kernel constant
         n_tiles = B * H * triton.cdiv(N, 2 * p["BLOCK_M"])
-        pa = dict(a, q_desc=desc(p["BLOCK_M"]), k_desc=desc(p["BLOCK_N"]), v_desc=desc(p["BLOCK_N"]), n_tiles=n_tiles)
+        box = [1, 1, p["BLOCK_M"], D]  # O leaves through a 4-D descriptor, whatever q, k and v use
+        o_desc = f"tensordesc<fp16{box},{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}>"
+        pa = dict(a, q_desc=desc(p["BLOCK_M"]), k_desc=desc(p["BLOCK_N"]), v_desc=desc(p["BLOCK_N"]), o_desc=o_desc)
+        pa.update(n_tiles=n_tiles)
         build(
             {"step": "gluon_pingpong", "D": D, "consumer_regs": gluon.CONSUMER_REGS, "loader_regs": gluon.LOADER_REGS},
             gluon.attn_fwd_pingpong,
