@@ -241,8 +241,10 @@ for ((D, causal), cfg), heads in itertools.product(ag.FA3_CONFIGS.items(), (Fals
         box = [1, 1, rows, D] if heads else [rows, D]
         return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
     const = dict(HEAD_DIM=D, CAUSAL=causal, HEADS=heads, **cfg)
-    sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]),
-           "O": "*fp16", "LSE": "*fp32", "so_b": "i32", "so_h": "i32", "so_n": "i32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32"}}
+    box = [1, 1, cfg["BLOCK_M"], D]   # O: always a 4-D descriptor
+    o_desc = f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
+    sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]), "o_desc": o_desc,
+           "LSE": "*fp32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32"}}
     sig.update({{n: "constexpr" for n in const}})
     u = measure.sm90_compile(ag.attn_fwd_fa3, sig, const, {{}}, cfg["num_warps"], 1, gluon=True)
     with open("fa3.ptx", "w") as f:

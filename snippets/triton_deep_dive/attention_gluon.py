@@ -1,7 +1,8 @@
 """Steps 4 and 5 of the attention forward, written in Gluon (Triton 3.6) for Hopper.
 
 Step 4 (attn_fwd_fa3): what plain Triton decides for us, this kernel writes out: shared-memory rings for
-K and V filled by TMA and tracked by mbarriers, asynchronous wgmma, and the order of work inside the loop.
+K and V filled by TMA and tracked by mbarriers, asynchronous wgmma, the order of work inside the loop, and
+O written back through shared memory by one TMA store.
 The order is the one FlashAttention-3 calls intra-warpgroup overlap: the tensor cores compute
 S_{j+1} = Q K_{j+1}^T while O is rescaled for tile j, then P_j V_j while the softmax of S_{j+1} runs on
 the CUDA cores. With 8 warps, two warpgroups of 64 query rows each share the K and V tiles, in lockstep.
@@ -70,8 +71,8 @@ def _tile(ring, slot, ROWS: gl.constexpr, HEAD_DIM: gl.constexpr, HEADS: gl.cons
 
 
 @gluon.jit
-def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors: see _refill; O (B, Hq, N, D); LSE (B*Hq, N)
-                 so_b, so_h, so_n, HQ, GROUP, N_CTX, qk_scale,
+def attn_fwd_fa3(q_desc, k_desc, v_desc, o_desc,     # q, k, v: see _load; o: 4-D, (1, 1, BLOCK_M, D) boxes
+                 LSE, HQ, GROUP, N_CTX, qk_scale,          # LSE: (B*Hq, N) fp32
                  HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                  K_STAGES: gl.constexpr, V_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
                  HEADS: gl.constexpr, num_warps: gl.constexpr):
@@ -109,6 +110,7 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors: see _refill
         k_smem = gl.allocate_shared_memory(dtype, [K_STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
         v_smem = gl.allocate_shared_memory(dtype, [V_STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
         q_smem = q_box
+    o_smem = gl.allocate_shared_memory(dtype, [1, 1, BLOCK_M, HEAD_DIM], o_desc.layout)   # O leaves through it
     q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     k_bars = gl.allocate_shared_memory(gl.int64, [K_STAGES, 1], mbarrier.MBarrierLayout())
     v_bars = gl.allocate_shared_memory(gl.int64, [V_STAGES, 1], mbarrier.MBarrierLayout())
@@ -120,10 +122,7 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors: see _refill
 
     # prologue: Q once, then fill both rings
     mbarrier.expect(q_bar, q_desc.block_type.nbytes)
-    if HEADS:
-        tma.async_copy_global_to_shared(q_desc, [b, h, pid_m * BLOCK_M, 0], q_bar, q_box)
-    else:
-        tma.async_copy_global_to_shared(q_desc, [q_base + pid_m * BLOCK_M, 0], q_bar, q_box)
+    _load(q_desc, q_bar, q_box, b, h, q_base, pid_m * BLOCK_M, HEADS)
     for i in gl.static_range(K_STAGES):
         _refill(k_desc, k_bars, k_smem, i, b, hk, kv_base, i * BLOCK_N, i < n_blocks, HEADS)
     for i in gl.static_range(V_STAGES):
@@ -179,12 +178,12 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, O, LSE,      # descriptors: see _refill
     acc = warpgroup_mma(gl.convert_layout(p.to(dtype), p_layout), _tile(v_smem, j % V_STAGES, BLOCK_N, HEAD_DIM, HEADS), acc)
 
     gl.store(LSE + bh.to(gl.int64) * N_CTX + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)   # as in attn_fwd
+    # O: registers -> shared memory -> one TMA store, which leaves rows past N unwritten
     o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
-    rows_o = pid_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_o)
-    cols_o = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
-    offs = (b.to(gl.int64) * so_b + h.to(gl.int64) * so_h + gl.expand_dims(rows_o, 1).to(gl.int64) * so_n
-            + gl.expand_dims(cols_o, 0))
-    gl.store(O + offs, o.to(dtype), mask=gl.expand_dims(rows_o, 1) < N_CTX)
+    o_smem.reshape([BLOCK_M, HEAD_DIM]).store(o.to(dtype))
+    fence_async_shared()                                      # make the writes visible to the TMA unit
+    tma.async_copy_shared_to_global(o_desc, [b, h, pid_m * BLOCK_M, 0], o_smem)
+    tma.store_wait(0)
 # --8<-- [end:kernel]
 
 
@@ -236,9 +235,10 @@ def forward_fa3(q, k, v, causal=False, scale=None, heads=None, **overrides):
     lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
     grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * HQ)
     triton.set_allocator(fa._alloc)                           # launch scratch, as for attention.py's kernels
-    descs = (_desc(q, cfg["BLOCK_M"], heads), _desc(k, cfg["BLOCK_N"], heads), _desc(v, cfg["BLOCK_N"], heads))
-    attn_fwd_fa3[grid](*descs, o, lse, *o.stride()[:3], HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D,
-                       CAUSAL=bool(causal), HEADS=bool(heads), **cfg)
+    descs = (_desc(q, cfg["BLOCK_M"], heads), _desc(k, cfg["BLOCK_N"], heads), _desc(v, cfg["BLOCK_N"], heads),
+             _desc(o, cfg["BLOCK_M"], True))       # O always 4-D: the TMA store leaves rows past N unwritten
+    attn_fwd_fa3[grid](*descs, lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal),
+                       HEADS=bool(heads), **cfg)
     return o, lse
 
 

@@ -117,7 +117,12 @@ def main(argv=None) -> int:
             # the 2-D row descriptors that forward_fa3 uses for contiguous inputs, as the step table times it
             return f"tensordesc<fp16[{rows}, {D}],{gl.NVMMASharedLayout.get_default_for([rows, D], gl.float16)!r}>"
 
+        def o_desc(rows: int, D=D) -> str:
+            box = [1, 1, rows, D]  # O leaves through a 4-D descriptor, whatever q, k and v use
+            return f"tensordesc<fp16{box},{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}>"
+
         ga = dict(a, q_desc=desc(g["BLOCK_M"]), k_desc=desc(g["BLOCK_N"]), v_desc=desc(g["BLOCK_N"]))
+        ga.update(o_desc=o_desc(g["BLOCK_M"]))
         build(
             {"step": "gluon_fa3", "D": D},
             gluon.attn_fwd_fa3,
@@ -132,10 +137,8 @@ def main(argv=None) -> int:
         p = dict(gluon.PINGPONG_CONFIGS.get((D, False), gluon.PINGPONG_DEFAULT))
         p.pop("PERSISTENT")  # a launch setting (the grid), not a kernel constant
         n_tiles = B * H * triton.cdiv(N, 2 * p["BLOCK_M"])
-        box = [1, 1, p["BLOCK_M"], D]  # O leaves through a 4-D descriptor, whatever q, k and v use
-        o_desc = f"tensordesc<fp16{box},{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}>"
-        pa = dict(a, q_desc=desc(p["BLOCK_M"]), k_desc=desc(p["BLOCK_N"]), v_desc=desc(p["BLOCK_N"]), o_desc=o_desc)
-        pa.update(n_tiles=n_tiles)
+        pa = dict(a, q_desc=desc(p["BLOCK_M"]), k_desc=desc(p["BLOCK_N"]), v_desc=desc(p["BLOCK_N"]))
+        pa.update(o_desc=o_desc(p["BLOCK_M"]), n_tiles=n_tiles)
         build(
             {"step": "gluon_pingpong", "D": D, "consumer_regs": gluon.CONSUMER_REGS, "loader_regs": gluon.LOADER_REGS},
             gluon.attn_fwd_pingpong,
