@@ -336,18 +336,18 @@ def _ds(name):
 
 
 def test_fused_launch_settings_are_the_width_sweeps_fastest_within_noise():
-    """FUSED_LAUNCH (and FUSED_LAUNCH_16 for 16-bit rows) in softmax.py is code chosen from
-    softmax_widths.json: at every swept (N, rows) of table "fused" (fp32) and "fused16" (fp16) the
-    setting fused_launch() picks must have been timed, within the noise (or the rows' own spread) of the
+    """FUSED_LAUNCH in softmax.py is code chosen from softmax_widths.json: at every swept (N, rows) of
+    table "fused" (fp32) and "fused16" (fp16: one table serves both element sizes) the setting
+    fused_launch() picks must have been timed, within the noise (or the rows' own spread) of the
     fastest setting."""
     ds = _ds("softmax_widths")
     noise = ds["metrics"]["tbps"]["noise"]
-    for table, elem_bytes in (("fused", 4), ("fused16", 2)):  # fp32, and fp16 (FUSED_LAUNCH_16) for narrow rows
+    for table in ("fused", "fused16"):
         sweep = [r for r in ds["rows"] if r["table"] == table and r["impl"] == "fused"]
         assert sweep, f"softmax_widths.json has no table {table!r}"
         for N, M in sorted({(r["N"], r["M"]) for r in sweep}):
             here = [r for r in sweep if (r["N"], r["M"]) == (N, M)]
-            rows_per, warps = sm.fused_launch(N, M, elem_bytes=elem_bytes)
+            rows_per, warps = sm.fused_launch(N, M)
             chosen = [r for r in here if (r["ROWS"], r["num_warps"]) == (rows_per, warps)]
             assert chosen, f"{table} N={N}, M={M}: fused_launch() picks ROWS={rows_per}, num_warps={warps}, never timed"
             best = max(here, key=lambda r: r["tbps"])

@@ -61,21 +61,17 @@ def softmax_row_kernel(out_ptr, in_ptr,
 
 
 # (ROWS, num_warps) by BLOCK: the setting closest to the fastest at both 4,096 and 32,768 rows in the
-# width sweep on the H200 (scripts/measure/triton_kernel_practice/softmax_widths.py). Narrow rows put
-# several rows in one program, so that each program still moves a few KiB; wide rows spread one row
+# width sweep on the H200 (scripts/measure/triton_kernel_practice/softmax_widths.py), at fp32 and fp16.
+# Narrow rows put several rows in one program, one warp per 1,024 values; wide rows spread one row
 # over more warps.
-FUSED_LAUNCH = {256: (8, 2), 512: (4, 4), 1024: (1, 2), 2048: (2, 4), 4096: (1, 2), 8192: (1, 16),
+FUSED_LAUNCH = {256: (4, 1), 512: (2, 1), 1024: (1, 2), 2048: (2, 4), 4096: (1, 2), 8192: (1, 16),
                 16384: (1, 16), 32768: (1, 16), 65536: (1, 32)}
-# fp16/bf16 rows carry half the bytes. The same sweep at fp16 (table "fused16") keeps the fp32 setting
-# within noise at every width but one: at N = 256 half as many rows per program (twice the programs).
-FUSED_LAUNCH_16 = {256: (4, 2)}
 
 
-def fused_launch(block: int, n_rows: int | None = None, n_sms: int = 132, elem_bytes: int = 4) -> tuple[int, int]:
-    """(ROWS, num_warps) for one row width and element size; fewer rows per program when that would
-    leave multiprocessors idle (fewer than two programs per multiprocessor)."""
-    key = max(256, min(block, 65536))
-    rows, warps = FUSED_LAUNCH_16[key] if elem_bytes == 2 and key in FUSED_LAUNCH_16 else FUSED_LAUNCH[key]
+def fused_launch(block: int, n_rows: int | None = None, n_sms: int = 132) -> tuple[int, int]:
+    """(ROWS, num_warps) for one row width; fewer rows per program when that would leave
+    multiprocessors idle (fewer than two programs per multiprocessor)."""
+    rows, warps = FUSED_LAUNCH[max(256, min(block, 65536))]
     if block < 256:                         # tiny rows: keep about 4096 values per program
         rows = min(64, 4096 // block)
     while n_rows is not None and rows > 1 and triton.cdiv(n_rows, rows) < 2 * n_sms:
@@ -103,7 +99,7 @@ def softmax_fused(x: torch.Tensor, ROWS=None, num_warps=None) -> torch.Tensor:
     if plan is None:
         M, N = _check(x).shape
         BLOCK = triton.next_power_of_2(N)
-        rows, warps = fused_launch(BLOCK, M, _num_sms(x.device), x.element_size())
+        rows, warps = fused_launch(BLOCK, M, _num_sms(x.device))
         plan = _PLANS[key] = dict(M=M, N=N, BLOCK=BLOCK, ROWS=ROWS or rows, num_warps=num_warps or warps,
                                   grid=(triton.cdiv(M, ROWS or rows), 1, 1), runner=None)
     M, N, BLOCK, ROWS = plan["M"], plan["N"], plan["BLOCK"], plan["ROWS"]

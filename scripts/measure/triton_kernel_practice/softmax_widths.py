@@ -7,8 +7,8 @@ two) at 4,096 and 32,768 rows (matrices up to 2^28 elements), beside torch.softm
 same bytes. Table "fused16": the same at fp16 for the narrow rows, N = 256 ... 2048, where a row's
 bytes halve and the best rows per program may move (bf16 moves the same bytes). Table "online": softmax_online's chunk, warps and programs per multiprocessor at
 N = 32768 and 65536, beside the fused kernel. Each version is checked against float64, then timed in
-ROUNDS rounds in turn (best median kept, spread recorded). softmax.py's FUSED_LAUNCH, FUSED_LAUNCH_16
-and FUSED_MAX_BLOCK are chosen from these rows; tests/test_triton_kernel_practice.py ties them.
+ROUNDS rounds in turn (best median kept, spread recorded). softmax.py's FUSED_LAUNCH (one
+table for both element sizes) and FUSED_MAX_BLOCK are chosen from these rows; tests/test_triton_kernel_practice.py ties them.
 
     python scripts/measure/triton_kernel_practice/softmax_widths.py [--out data/triton_kernel_practice/softmax_widths.json]
 """
