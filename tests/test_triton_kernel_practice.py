@@ -331,6 +331,26 @@ def test_chosen_configs_use_hopper_paths_without_spills(resources):
         assert r["warps"] == c["num_warps"] * (3 if c["WARP_SPEC"] else 1), r  # warp specialization took
 
 
+def test_ragged_softmax_widths_get_16_byte_accesses(resources):
+    """A width that is a multiple of 4 but not of 16 compiles to 4-byte loads and stores unless the
+    kernel is told the divisibility (VEC); with the VEC softmax_fused passes, every global access of
+    the fp32 kernel is 16 bytes wide."""
+    rows = [r for r in resources["rows"] if r["table"] == "softmax_ragged"]
+    assert {r["N"] for r in rows} == {1000, 3000, 5000}
+    for r in rows:
+        hinted = r["VEC"] == sm.vec_width(torch.empty(0, r["N"])) == 4
+        want = 16 if hinted else 4
+        assert (r["ld_bytes"], r["st_bytes"]) == (want, want), r
+
+
+def test_softmax_fused_rejects_a_vec_that_does_not_divide():
+    x = torch.randn(4, 1002)  # 1,002 columns: divisible by 2, not by 4
+    assert sm.vec_width(x) == 2 and sm.vec_width(x.t()) == 1
+    with pytest.raises(ValueError, match="VEC=4 must be 1, 2, 4 or 8 and divide"):
+        sm.softmax_fused(x, VEC=4)
+    torch.testing.assert_close(sm.softmax_fused(x, VEC=2), torch.softmax(x, dim=-1))
+
+
 def _ds(name):
     return json.loads((ROOT / "data" / "triton_kernel_practice" / f"{name}.json").read_text())
 

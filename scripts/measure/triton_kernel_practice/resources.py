@@ -9,7 +9,9 @@ ships) for sm_90, and the cubin is read with its cuobjdump: registers per thread
 adds its own), and whether the SASS uses the Hopper tensor-core instructions (HGMMA for 16-bit,
 QGMMA for 8-bit operands), only the older warp-level one (HMMA), and the bulk tensor copy (TMA,
 UTMALDG). Table "linear": the inference-GEMM kernel of linear.py, plain and swapped, fp16 and FP8,
-and the FP8 TMA kernel. A program
+and the FP8 TMA kernel. Table "softmax_ragged": the fused softmax at widths that are multiples of 4
+but not of 16, without and with its VEC divisibility hint: the widest global load and store in the
+PTX (bytes per thread) and how many of each a thread issues. A program
 fits an H200 multiprocessor when its shared memory is at most 227 KiB.
 
     python scripts/measure/triton_kernel_practice/resources.py [--out data/triton_kernel_practice/resources.json]
@@ -89,10 +91,31 @@ def main(argv=None) -> int:
 
     for blk, rows_per, w in SOFTMAX_FUSED:
         build({"table": "softmax_fused", "BLOCK": blk, "ROWS": rows_per, "num_warps": w},
-              sm.softmax_row_kernel, sm_args(blk), {"BLOCK": blk, "ROWS": rows_per}, w, 3)
+              sm.softmax_row_kernel, sm_args(blk), {"BLOCK": blk, "ROWS": rows_per, "VEC": 1}, w, 3)
     for blk, w, st, un in SOFTMAX_ONLINE:
         build({"table": "softmax_online", "BLOCK": blk, "num_warps": w, "num_stages": st, "unroll": un},
               sm.softmax_online_kernel, sm_args(8 * blk), {"BLOCK": blk, "STAGES": st, "UNROLL": un}, w, 3)
+
+    # Ragged widths: 4,096 contiguous fp32 rows of N columns, N a multiple of 4 but not of 16, compiled
+    # without the divisibility hint (VEC = 1) and with the one softmax_fused passes (vec_width): the
+    # widest global load and store in the PTX, in bytes per thread, and how many each thread issues.
+    import torch
+    for n_cols in (1000, 3000, 5000):
+        blk = 1 << (n_cols - 1).bit_length()
+        rows_per, w = sm.fused_launch(blk, 4096)
+        for vec in sorted({1, sm.vec_width(torch.empty(0, n_cols))}):
+            sig, const, attrs = measure.launch_signature(sm.softmax_row_kernel, sm_args(n_cols),
+                                                         {"BLOCK": blk, "ROWS": rows_per, "VEC": vec})
+            u = measure.sm90_compile(sm.softmax_row_kernel, sig, const, attrs, w, 3)
+            width = {"v4": 16, "v2": 8}
+            lds = re.findall(r"ld\.global(?:\.[a-z0-9]+)*?\.(v[24])?\.?b32", u["ptx"])
+            sts = re.findall(r"st\.global(?:\.[a-z0-9]+)*?\.(v[24])?\.?b32", u["ptx"])
+            row = {"table": "softmax_ragged", "N": n_cols, "BLOCK": blk, "ROWS": rows_per, "num_warps": w, "VEC": vec,
+                   "regs": u["regs"], "spill_bytes": u["spill_bytes"], "warps": u["num_warps"],
+                   "ld_bytes": max(width.get(v, 4) for v in lds), "loads": len(lds),
+                   "st_bytes": max(width.get(v, 4) for v in sts), "stores": len(sts)}
+            rows.append(row)
+            print(row, flush=True)
 
     B, H, N = 4, 32, 4096   # the attention section's shape: contiguous (B, H, N, D) tensors
     for D, bm, bn, w, st, ws in ATTN:
@@ -130,6 +153,10 @@ def main(argv=None) -> int:
         "spill_bytes": {"unit": "bytes", "noise": 0, "fmt": "d"},
         "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f"},
         "warps": {"unit": "warps", "noise": 0, "fmt": "d"},
+        "ld_bytes": {"unit": "bytes", "noise": 0, "fmt": "d"},
+        "loads": {"unit": "instructions", "noise": 0, "fmt": "d"},
+        "st_bytes": {"unit": "bytes", "noise": 0, "fmt": "d"},
+        "stores": {"unit": "instructions", "noise": 0, "fmt": "d"},
     }
     write(NAME, metrics, rows, args.out, argv, __file__)
     return 0

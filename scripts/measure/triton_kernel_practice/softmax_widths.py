@@ -6,7 +6,9 @@ fp32. Table "fused": softmax_fused with explicit (ROWS, num_warps) for N = 256 .
 two) at 4,096 and 32,768 rows (matrices up to 2^28 elements), beside torch.softmax and a copy of the
 same bytes. Table "fused16": the same at fp16 for the narrow rows, N = 256 ... 2048, where a row's
 bytes halve and the best rows per program may move (bf16 moves the same bytes). Table "online": softmax_online's chunk, warps and programs per multiprocessor at
-N = 32768 and 65536, beside the fused kernel. Each version is checked against float64, then timed in
+N = 32768 and 65536, beside the fused kernel. Table "ragged": softmax_fused at widths that are
+multiples of 4 but not of 16 (1,000, 3,000, 5,000 at 4,096 rows), with its VEC divisibility hint
+and with VEC = 1 (no hint). Each version is checked against float64, then timed in
 ROUNDS rounds in turn (best median kept, spread recorded). softmax.py's FUSED_LAUNCH (one
 table for both element sizes) and FUSED_MAX_BLOCK are chosen from these rows; tests/test_triton_kernel_practice.py ties them.
 
@@ -21,6 +23,7 @@ from sitekit import data, measure
 NAME = data.name_of(__file__)
 WIDTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 WIDTHS_16 = (256, 512, 1024, 2048)
+RAGGED = (1000, 3000, 5000)
 ROW_COUNTS = (4096, 32768)
 MAX_ELEMS = 1 << 28
 ROUNDS = 3
@@ -54,6 +57,8 @@ def make_call(task):
     x = torch.randn(M, N, device="cuda", dtype=torch.float16 if kind == "fused16" else torch.float32)
     if kind in ("fused", "fused16"):
         return lambda: sm.softmax_fused(x, ROWS=a, num_warps=b)
+    if kind == "ragged":
+        return lambda: sm.softmax_fused(x, VEC=a or None)
     return lambda: sm.softmax_online(x, BLOCK=a, num_warps=b, programs_per_sm=c)
 
 
@@ -68,7 +73,8 @@ def main(argv=None) -> int:
     warm("measure.triton_kernel_practice.softmax_widths",
          [("fused", 64, N, r, w, 0) for N in WIDTHS for r, w in fused_configs(N)]
          + [("fused16", 64, N, r, w, 0) for N in WIDTHS_16 for r, w in fused16_configs(N)]
-         + [("online", 64, N, b, w, p) for N in (32768, 65536) for b, w, p in ONLINE])
+         + [("online", 64, N, b, w, p) for N in (32768, 65536) for b, w, p in ONLINE]
+         + [("ragged", 64, N, v, 0, 0) for N in RAGGED for v in (1, 0)])
     copy, _ = measure.copy_tbps()
     rows = [{"table": "copy", "impl": "copy", "tbps": copy}]
 
@@ -115,6 +121,13 @@ def main(argv=None) -> int:
                 fns[f"fused R{r} w{w}"] = (lambda x=x, r=r, w=w: sm.softmax_fused(x, ROWS=r, num_warps=w),
                                            {"ROWS": r, "num_warps": w})
             timed("fused16", M, N, fns, {})
+    for N in RAGGED:
+        M = 4096
+        x = 4 * torch.randn(M, N, device="cuda")
+        fns = {"_x": x, "torch": (lambda x=x: torch.softmax(x, dim=-1), {}),
+               "fused VEC1": (lambda x=x: sm.softmax_fused(x, VEC=1), {"VEC": 1}),
+               "fused default": (lambda x=x: sm.softmax_fused(x), {"VEC": sm.vec_width(x)})}
+        timed("ragged", M, N, fns, {})
     for N in (32768, 65536):
         M = 4096
         x = 4 * torch.randn(M, N, device="cuda")
