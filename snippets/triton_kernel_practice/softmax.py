@@ -48,9 +48,9 @@ def softmax_row_kernel(out_ptr, in_ptr,
                        VEC: tl.constexpr = 1):           # n_cols and the row strides are multiples of VEC
     if VEC > 1:
         # The launch tells the compiler which integers are multiples of 16, nothing finer: with 3,000
-        # columns it cannot prove that a row starts 16 bytes after a 16-byte boundary or that the mask
-        # changes only at a multiple of 4, and it falls back to 4-byte accesses. Rounding to VEC (a
-        # no-op: the wrapper checked the divisibility) hands it that fact, and the accesses are 16 bytes.
+        # columns it can prove neither that every row starts on a 16-byte boundary nor that the mask
+        # changes only at multiples of 4 columns, so it falls back to 4-byte accesses. Rounding to VEC
+        # changes no value (the wrapper checked the divisibility) and hands the compiler that fact.
         n_cols = n_cols // VEC * VEC
         in_row_stride = in_row_stride // VEC * VEC
         out_row_stride = out_row_stride // VEC * VEC
