@@ -527,12 +527,12 @@ def test_chosen_gluon_configs_are_the_fastest_of_the_sweep():
     )
 
 
-def _gluon_table(name: str) -> dict:
-    """A {(D, causal): dict(...)} table of attention_gluon.py, read from its source (importing the module
+def _gluon_table(name: str, file: str = "attention_gluon.py") -> dict:
+    """A {(D, causal): dict(...)} table of a Gluon snippet, read from its source (importing the module
     needs Gluon's Hopper bindings)."""
     import ast
 
-    tree = ast.parse((SNIPPETS / "attention_gluon.py").read_text())
+    tree = ast.parse((SNIPPETS / file).read_text())
     node = next(n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == name)
     return {
         ast.literal_eval(k): {kw.arg: ast.literal_eval(kw.value) for kw in v.keywords}
@@ -569,6 +569,100 @@ def test_forward_gluon_takes_the_pingpong_kernel_where_the_sweep_says_it_is_fast
                 key = (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["STAGES"], "yes" if cfg["PERSISTENT"] else "no")
                 mine = [r for r in pp if (r["BLOCK_M"], r["BLOCK_N"], r["STAGES"], r.get("persistent")) == key]
                 assert mine and mine[0]["tflops"] >= (1 - noise) * best_pp, (d, causal, cfg)
+
+
+def test_chosen_gluon_dkdv_configs_are_the_fastest_of_the_sweep():
+    """DKDV_WS_CONFIGS of attention_bwd_gluon.py against the "bwd_gluon" rows of the sweep: a setting for
+    every head dim and mask, within the sweep's noise of its fastest correct row."""
+    table = _gluon_table("DKDV_WS_CONFIGS", "attention_bwd_gluon.py")
+    assert set(table) == {(d, c) for d in attn.HEAD_DIMS for c in (False, True)}, table
+    for cfg in table.values():
+        assert cfg["BLOCK_N"] == 64, cfg  # one warpgroup's wgmma M: each consumer owns 64 keys
+    _assert_chosen_is_fastest(
+        "bwd_gluon", table, ("BLOCK_M", "BLOCK_N", "STAGES"), lambda c: (c["BLOCK_M"], c["BLOCK_N"], c["STAGES"])
+    )
+
+
+_GLUON_DKDV_CHECK = """
+import re, subprocess, sys
+sys.path.insert(0, {scripts!r})
+from triton.backends.nvidia.compiler import get_ptxas
+from triton.experimental.gluon import language as gl
+from sitekit import measure
+import attention, attention_gluon as ag, attention_bwd_gluon as bg
+for (D, causal), cfg in bg.DKDV_WS_CONFIGS.items():
+    def desc(rows):
+        box = [1, 1, rows, D]
+        return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
+    const = dict(HEAD_DIM=D, CAUSAL=causal, CONSUMER_REGS=ag.CONSUMER_REGS, LOADER_REGS=ag.LOADER_REGS, **cfg)
+    sig = {{"q_desc": desc(cfg["BLOCK_M"]), "do_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]),
+           "v_desc": desc(cfg["BLOCK_N"]), "dk_desc": desc(cfg["BLOCK_N"]), "dv_desc": desc(cfg["BLOCK_N"]),
+           "LSE": "*fp32", "DELTA": "*fp32", "HQ": "i32", "HKV": "i32", "GROUP": "i32", "N_CTX": "i32",
+           "sm_scale": "fp32", "qk_scale": "fp32"}}
+    sig.update({{n: "constexpr" for n in const}})
+    u = measure.sm90_compile(bg.attn_bwd_dkdv_ws, sig, const, {{}}, 4, 1, gluon=True, maxnreg=ag.MAXNREG)
+    with open("dkdv.ptx", "w") as f:
+        f.write(u["ptx"])
+    warn = subprocess.run([get_ptxas(90).path, "-v", "-arch=sm_90a", "dkdv.ptx", "-o", "dkdv.cubin"],
+                          capture_output=True, text=True).stderr
+    regs = sorted(set(int(n) for n in re.findall(r"setmaxnreg\\.(?:inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", u["ptx"])))
+    print("dkdv", D, int(causal), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
+          int("C7514" in warn), u["num_warps"], u["regs"], int(ag.CONSUMER_REGS in regs), int(ag.LOADER_REGS in regs),
+          len(re.findall("HGMMA", u["sass"])), len(re.findall("UTMALDG", u["sass"])), len(re.findall("UTMASTG", u["sass"])))
+"""
+
+
+def test_gluon_dkdv_compiles_with_its_overlap_intact(tmp_path):
+    """The Gluon dK/dV kernel at every setting it launches, compiled for sm_90 (no GPU needed): 4 + 4 + 1
+    warps launched at MAXNREG registers per thread and traded by setmaxnreg; dP^T still in flight while P^T
+    is computed (a wgmma wait that leaves one group outstanding), twice per tile; ptxas does not serialize
+    the wgmmas; TMA loads and stores; no more than a few scalars on the stack."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(SNIPPETS)}
+    code = _GLUON_DKDV_CHECK.format(scripts=str(ROOT / "scripts"))
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = [[int(x) for x in line.split()[1:]] for line in out.stdout.split("\n") if line.startswith("dkdv")]
+    assert len(rows) == 4, out.stdout
+    for D, causal, spill, waits, serialized, warps, regs, consumer, loader, hgmma, tma_ld, tma_st in rows:
+        # a few loop scalars on the stack (compiled here for any group size: GROUP is not folded to 1)
+        assert spill <= 160 and waits >= 2 and serialized == 0, (D, causal, spill, waits, serialized)
+        assert (warps, regs, consumer, loader) == (12, 168, 1, 1), (D, causal, warps, regs, consumer, loader)
+        assert hgmma > 0 and tma_ld > 0 and tma_st > 0, (D, causal, hgmma, tma_ld, tma_st)
+
+
+def test_gluon_backward_refuses_the_interpreter_path_and_bad_inputs():
+    """attention_bwd_gluon.attention refuses bad inputs like attention.attention and, off Hopper (here: the
+    interpreter), is attention.attention: the same output and gradients."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import torch, attention, attention_bwd_gluon as bg\n"
+        "q = torch.randn(1, 2, 16, 64, dtype=torch.float16)\n"
+        "try:\n"
+        "    bg.attention(q, q, q[..., :32])\n"
+        "except ValueError as e:\n"
+        "    print('ValueError', e)\n"
+        "torch.manual_seed(0)\n"
+        "q, k, v = (torch.randn(1, 4 // (i + 1), 19, 64, dtype=torch.float16, requires_grad=True) for i in (0, 1, 1))\n"
+        "a = bg.attention(q, k, v, causal=True)\n"
+        "b = attention.attention(q, k, v, causal=True)\n"
+        "ga, gb = (torch.autograd.grad(o, (q, k, v), torch.ones_like(o)) for o in (a, b))\n"
+        "print('same', torch.equal(a, b) and all(torch.equal(x, y) for x, y in zip(ga, gb)))\n"
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    refusal, same = out.stdout.strip().split("\n")
+    assert refusal.startswith("ValueError") and "k and v must have shape" in refusal, refusal
+    assert same == "same True", same
 
 
 def test_cavity_picture_is_rendered_from_its_data():

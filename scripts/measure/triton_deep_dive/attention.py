@@ -2,14 +2,15 @@
 """FlashAttention forward and backward of "Deep Dive into OpenAI Triton" against PyTorch SDPA's cuDNN
 and flash backends, timed in the same run, three rounds in turn (best median kept, spread recorded).
 
-Two forwards: "triton" (attention.py, plain Triton) and "gluon" (attention_gluon.attention, whose forward
-on Hopper is forward_gluon: the warp-specialized ping-pong kernel where PINGPONG_CONFIGS has a setting
-for (D, causal), the step-4 FA3-schedule kernel elsewhere; the row's "kernel" says which). Both save the
-same tensors for the same backward kernels, so the backward is timed once, as "triton".
+Two implementations: "triton" (attention.py, plain Triton, forward and backward) and "gluon"
+(attention_bwd_gluon.attention). The gluon forward is attention_gluon.forward_gluon: the warp-specialized
+ping-pong kernel where PINGPONG_CONFIGS has a setting for (D, causal), the step-4 FA3-schedule kernel
+elsewhere (the row's "kernel" says which). The gluon backward is attention.py's preprocess and dQ kernel
+with the warp-specialized Gluon dK/dV kernel of attention_bwd_gluon.py (kernel "dkdv_ws").
 
 fp16, (B, H, N) in {(4, 32, 4096), (2, 16, 16384)}, D in {64, 128}, causal and full. Forward FLOPs
 4*B*H*N^2*D (halved for causal); backward FLOPs 2.5x the forward's, as the FlashAttention papers count.
-The backward is timed as torch.autograd.grad of a saved forward (preprocess + dK/dV + dQ for Triton).
+The backward is timed as torch.autograd.grad of a saved forward (preprocess + dK/dV + dQ for both).
 Every output and gradient is checked first (fp32 reference, or SDPA where that is too large); on a
 GPU other than Hopper the "gluon" rows would time attention.py's forward again, so the script refuses.
 Targets (issue 14): forward >= 1.0x cuDNN at D=128 full, >= 0.9x cuDNN elsewhere, >= 1.3x SDPA flash
@@ -18,7 +19,7 @@ everywhere; backward >= 0.8x cuDNN and >= 1.3x SDPA flash everywhere.
 
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 75}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 90}
 
 import sys
 
@@ -45,8 +46,10 @@ def main(argv=None) -> int:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     fa = measure.snippet("triton_deep_dive/attention")
-    sys.modules["attention"] = fa  # attention_gluon.py imports it by this name
+    sys.modules["attention"] = fa  # attention_gluon.py and attention_bwd_gluon.py import these by name
     ag = measure.snippet("triton_deep_dive/attention_gluon")
+    sys.modules["attention_gluon"] = ag
+    bg = measure.snippet("triton_deep_dive/attention_bwd_gluon")
     if torch.cuda.get_device_capability()[0] != 9:
         sys.exit(f"{NAME}: the 'gluon' rows need a Hopper GPU (sm_90), got {torch.cuda.get_device_name()}")
     backends = {"sdpa_cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa_flash": SDPBackend.FLASH_ATTENTION}
@@ -66,7 +69,7 @@ def main(argv=None) -> int:
                     if impl == "triton":
                         return fa.attention(q, k, v, causal=causal)
                     if impl == "gluon":
-                        return ag.attention(q, k, v, causal=causal)
+                        return bg.attention(q, k, v, causal=causal)
                     with sdpa_kernel(backends[impl]):
                         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
@@ -92,7 +95,7 @@ def main(argv=None) -> int:
                 flops = 4 * B * H * N * N * D / (2 if causal else 1)
                 for direction in ("fwd", "bwd"):
                     fns = {}
-                    for impl in ("triton", "gluon", *backends) if direction == "fwd" else ("triton", *backends):
+                    for impl in ("triton", "gluon", *backends):
                         if direction == "fwd":
 
                             def fn(impl=impl):
@@ -121,8 +124,10 @@ def main(argv=None) -> int:
                             "tflops_spread": measure.spread(each[impl]),
                             "ms": t,
                         }
-                        if impl == "gluon":
+                        if impl == "gluon" and direction == "fwd":
                             row["kernel"] = "pingpong" if (D, causal) in ag.PINGPONG_CONFIGS else "fa3"
+                        if impl == "gluon" and direction == "bwd":
+                            row["kernel"] = "dkdv_ws"
                         if impl in ("triton", "gluon"):
                             tc = cudnn_target(direction, D, causal)
                             r_c, r_f = best["sdpa_cudnn"] / t, best["sdpa_flash"] / t

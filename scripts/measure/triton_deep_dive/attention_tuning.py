@@ -11,11 +11,14 @@ and V, warps; Hopper only), whose FA3_CONFIGS are tied to them the same way. Row
 sweep its warp-specialized ping-pong forward (key tile, ring depth, one program per row block or one per SM
 walking several: "persistent"; 64 query rows per consumer warpgroup; O leaves through shared memory);
 PINGPONG_CONFIGS holds a setting for the (D, mask) pairs where its best row beats the best "fwd_gluon" row.
+Rows with pass "bwd_gluon" sweep the warp-specialized Gluon dK/dV kernel of attention_bwd_gluon.py (query
+tile, ring depth; 64 keys per consumer warpgroup), timed as the whole backward of its attention() (the dQ
+kernel keeps BWD_CONFIGS' setting); its DKDV_WS_CONFIGS are tied to these rows.
 """
 
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 150}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 170}
 
 import sys
 
@@ -58,6 +61,8 @@ PINGPONG = {
     64: [(128, 2, False), (128, 4, False), (64, 4, False), (128, 2, True), (128, 4, True)],
     128: [(128, 2, False), (128, 2, True), (128, 3, True), (64, 3, False), (64, 4, True)],
 }
+# Gluon dK/dV: BLOCK_M (query tile), STAGES (Q/dO ring depth); 128-row query tiles spill at both head dims
+BWD_GLUON = [(64, 2), (64, 3), (32, 2), (32, 3)]
 
 
 def main(argv=None) -> int:
@@ -69,14 +74,16 @@ def main(argv=None) -> int:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     fa = measure.snippet("triton_deep_dive/attention")
-    sys.modules["attention"] = fa  # attention_gluon.py imports it by this name
+    sys.modules["attention"] = fa  # attention_gluon.py and attention_bwd_gluon.py import these by name
     ag = measure.snippet("triton_deep_dive/attention_gluon")
+    sys.modules["attention_gluon"] = ag
+    bg = measure.snippet("triton_deep_dive/attention_bwd_gluon")
     if torch.cuda.get_device_capability()[0] != 9:
         sys.exit(f"{NAME}: the 'fwd_gluon' rows need a Hopper GPU (sm_90), got {torch.cuda.get_device_name()}")
     n = 1024 if args.quick else N
     torch.manual_seed(0)
     rows = []
-    saved_f, saved_b = dict(fa.FWD_CONFIGS), dict(fa.BWD_CONFIGS)
+    saved_f, saved_b, saved_g = dict(fa.FWD_CONFIGS), dict(fa.BWD_CONFIGS), dict(bg.DKDV_WS_CONFIGS)
     for D in (64, 128):
         q, k, v = (torch.randn(B, H, n, D, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
         do = torch.randn_like(q)
@@ -177,6 +184,23 @@ def main(argv=None) -> int:
                     continue
                 rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
                 print(rows[-1], flush=True)
+            for bm, st in BWD_GLUON[: 2 if args.quick else None]:
+                bg.DKDV_WS_CONFIGS[(D, causal)] = dict(BLOCK_M=bm, BLOCK_N=64, STAGES=st)
+                row = {"pass": "bwd_gluon", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": bm,
+                       "BLOCK_N": 64, "STAGES": st}
+                try:
+                    o = bg.attention(q, k, v, causal=causal)
+                    g = torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+                    err = max(measure.rel_err(a, b) for a, b in zip(g, ref_g))
+                    t = measure.bench(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
+                except Exception as e:
+                    print(f"bwd_gluon {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                    rows.append({**row, "output": "no_fit", "tflops": None})
+                    continue
+                rows.append({**row, "output": "ok" if err < 5e-3 else "wrong", "tflops": 2.5 * flops / t / 1e9})
+                print(rows[-1], flush=True)
+                del o, g
+            bg.DKDV_WS_CONFIGS.update(saved_g)
         del q, k, v, do
     metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"}}
     ds = data.new(NAME, metrics, rows)

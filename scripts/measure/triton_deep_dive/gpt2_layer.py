@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A GPT-2-medium attention layer trained with the page's FlashAttention against SDPA (default backend).
 
-The page's attention is attention_gluon.attention: attention.py's backward kernels, and the Gluon forward
-on Hopper (attention.py's forward elsewhere). Here q, k, v are strided views of the QKV projection, which
-the Gluon forward reads through 4-D TMA descriptors without a copy; the step row records which forward ran.
+The page's attention is attention_bwd_gluon.attention: on Hopper the Gluon forward, the warp-specialized
+Gluon dK/dV kernel and attention.py's dQ kernel (attention.py's kernels elsewhere). Here q, k, v are
+strided views of the QKV projection, which the Gluon kernels read through 4-D TMA descriptors without a
+copy; the step row records which forward ran.
 
 Layer: LayerNorm -> QKV projection (1024 -> 3072) -> causal attention, 16 heads of 64 -> output
 projection -> residual; batch 32 x 1024 tokens, bf16 autocast, AdamW, MSE loss against a fixed random
@@ -62,8 +63,9 @@ def main(argv=None) -> int:
     import torch.nn as nn
     import torch.nn.functional as F
 
-    sys.modules["attention"] = measure.snippet("triton_deep_dive/attention")  # imported by this name
-    fa = measure.snippet("triton_deep_dive/attention_gluon")
+    sys.modules["attention"] = measure.snippet("triton_deep_dive/attention")  # imported by these names
+    sys.modules["attention_gluon"] = measure.snippet("triton_deep_dive/attention_gluon")
+    fa = measure.snippet("triton_deep_dive/attention_bwd_gluon")
     b, t, steps = (1, 256, 5) if args.quick else (B, T, STEPS)
 
     class AttentionLayer(nn.Module):
@@ -78,7 +80,7 @@ def main(argv=None) -> int:
             q, k, v = self.qkv(self.ln(x)).view(x.shape[0], x.shape[1], 3, HEADS, C // HEADS).unbind(2)
             q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # (B, H, T, D) views, no copy
             if self.use_triton:
-                self.forward_kernel = "gluon" if fa.uses_gluon(q, k, v) else "triton"
+                self.forward_kernel = "gluon" if fa.fg.uses_gluon(q, k, v) else "triton"
                 y = fa.attention(q, k, v, causal=True)
             else:
                 y = F.scaled_dot_product_attention(q, k, v, is_causal=True)

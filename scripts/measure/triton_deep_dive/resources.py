@@ -3,7 +3,7 @@
 compiled for an H200 (sm_90) on any machine, no GPU needed.
 
 Each FlashAttention kernel (forward, dK/dV, dQ; fp16; per head dim and mask, with FWD_CONFIGS and
-BWD_CONFIGS), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
+BWD_CONFIGS), the warp-specialized Gluon dK/dV kernel of step 6 (DKDV_WS_CONFIGS), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
 with pipelining, the Gluon FA3 loop order, its warp-specialized ping-pong version; full attention) and
 the lattice Boltzmann kernels (D2Q9 and D3Q19, walls on every axis) is compiled with the installed Triton for sm_90 and its cubin read with the
 cuobjdump Triton ships: registers per thread, spilled bytes (stack frame), shared memory per program, and
@@ -38,6 +38,8 @@ def main(argv=None) -> int:
     sys.modules["attention"] = fa  # attention_steps.py and attention_gluon.py import it by this name
     steps = measure.snippet("triton_deep_dive/attention_steps")
     gluon = measure.snippet("triton_deep_dive/attention_gluon")
+    sys.modules["attention_gluon"] = gluon  # attention_bwd_gluon.py imports it by this name
+    bwd_gluon = measure.snippet("triton_deep_dive/attention_bwd_gluon")
     lbm = measure.snippet("triton_deep_dive/lbm")
     rows = []
 
@@ -151,6 +153,39 @@ def main(argv=None) -> int:
                 CONSUMER_REGS=gluon.CONSUMER_REGS,
                 LOADER_REGS=gluon.LOADER_REGS,
             ),
+            4,
+            1,
+            gluon=True,
+            maxnreg=gluon.MAXNREG,
+        )
+
+    # the Gluon dK/dV kernel (step 6) as backward_gluon launches it: 4-D descriptors, GROUP = 1 folded in
+    for D, causal in [(64, False)] if args.quick else sorted(bwd_gluon.DKDV_WS_CONFIGS):
+        c = dict(bwd_gluon.DKDV_WS_CONFIGS[(D, causal)])
+
+        def desc4(rows: int, D=D) -> str:
+            box = [1, 1, rows, D]
+            return f"tensordesc<fp16{box},{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}>"
+
+        a = attention_args(D)
+        a.update(
+            q_desc=desc4(c["BLOCK_M"]),
+            do_desc=desc4(c["BLOCK_M"]),
+            **{n: desc4(c["BLOCK_N"]) for n in ("k_desc", "v_desc", "dk_desc", "dv_desc")},
+        )
+        build(
+            {
+                "kernel": "attn_bwd_dkdv_ws",
+                "D": D,
+                "mask": "causal" if causal else "none",
+                "BLOCK_M": c["BLOCK_M"],
+                "BLOCK_N": c["BLOCK_N"],
+                "consumer_regs": gluon.CONSUMER_REGS,
+                "loader_regs": gluon.LOADER_REGS,
+            },
+            bwd_gluon.attn_bwd_dkdv_ws,
+            a,
+            dict(HEAD_DIM=D, CAUSAL=causal, **c, CONSUMER_REGS=gluon.CONSUMER_REGS, LOADER_REGS=gluon.LOADER_REGS),
             4,
             1,
             gluon=True,
