@@ -574,21 +574,10 @@ def test_forward_gluon_takes_the_pingpong_kernel_where_the_sweep_says_it_is_fast
 def test_chosen_gluon_dkdv_configs_are_the_fastest_of_the_sweep():
     """DKDV_WS_CONFIGS of attention_bwd_gluon.py against the "bwd_gluon" rows of the sweep: a setting for
     every head dim and mask, within the sweep's noise of its fastest correct row."""
-    import json
-
-    import yaml
-
     table = _gluon_table("DKDV_WS_CONFIGS", "attention_bwd_gluon.py")
     assert set(table) == {(d, c) for d in attn.HEAD_DIMS for c in (False, True)}, table
     for cfg in table.values():
         assert cfg["BLOCK_N"] == 64, cfg  # one warpgroup's wgmma M: each consumer owns 64 keys
-    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())
-    if not any(r["pass"] == "bwd_gluon" for r in ds["rows"]):
-        # only while the sweep predates its "bwd_gluon" rows, and data/stale.yml says so (tests/test_data.py
-        # keeps that list exact); the page states that these timings are not in data/ yet
-        stale = yaml.safe_load((ROOT / "data" / "stale.yml").read_text(encoding="utf-8")) or {}
-        assert "triton_deep_dive/attention_tuning" in stale, "the sweep has no bwd_gluon rows and is not listed stale"
-        pytest.skip("attention_tuning.json predates its bwd_gluon rows (listed in data/stale.yml)")
     _assert_chosen_is_fastest(
         "bwd_gluon", table, ("BLOCK_M", "BLOCK_N", "STAGES"), lambda c: (c["BLOCK_M"], c["BLOCK_N"], c["STAGES"])
     )
