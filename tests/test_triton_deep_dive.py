@@ -240,13 +240,15 @@ for ((D, causal), cfg), heads in itertools.product(ag.FA3_CONFIGS.items(), (Fals
     def desc(rows):
         box = [1, 1, rows, D] if heads else [rows, D]
         return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
+    cfg = dict(cfg)
+    maxnreg = cfg.pop("maxnreg", None)   # a launch option, not a kernel constant
     const = dict(HEAD_DIM=D, CAUSAL=causal, HEADS=heads, **cfg)
     box = [1, 1, cfg["BLOCK_M"], D]   # O: always a 4-D descriptor
     o_desc = f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
     sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]), "o_desc": o_desc,
            "LSE": "*fp32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32"}}
     sig.update({{n: "constexpr" for n in const}})
-    u = measure.sm90_compile(ag.attn_fwd_fa3, sig, const, {{}}, cfg["num_warps"], 1, gluon=True)
+    u = measure.sm90_compile(ag.attn_fwd_fa3, sig, const, {{}}, cfg["num_warps"], 1, gluon=True, maxnreg=maxnreg)
     with open("fa3.ptx", "w") as f:
         f.write(u["ptx"])
     warn = subprocess.run([get_ptxas(90).path, "-v", "-arch=sm_90a", "fa3.ptx", "-o", "fa3.cubin"],
@@ -485,7 +487,7 @@ def _assert_chosen_is_fastest(pass_, configs, columns, key_of):
     for (d, causal), cfg in configs.items():
         mask = "causal" if causal else "none"
         sel = [r for r in ds["rows"] if (r["pass"], r["D"], r["mask"], r["output"]) == (pass_, d, mask, "ok")]
-        mine = [r for r in sel if tuple(r[c] for c in columns) == key_of(cfg)]
+        mine = [r for r in sel if tuple(r.get(c) for c in columns) == key_of(cfg)]
         assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), (pass_, d, causal)
 
 
@@ -522,8 +524,8 @@ def test_chosen_gluon_configs_are_the_fastest_of_the_sweep():
     _assert_chosen_is_fastest(
         "fwd_gluon",
         configs,
-        ("BLOCK_M", "BLOCK_N", "K_STAGES", "num_warps"),
-        lambda c: (c["BLOCK_M"], c["BLOCK_N"], c["K_STAGES"], c["num_warps"]),
+        ("BLOCK_M", "BLOCK_N", "K_STAGES", "num_warps", "maxnreg"),
+        lambda c: (c["BLOCK_M"], c["BLOCK_N"], c["K_STAGES"], c["num_warps"], c.get("maxnreg")),
     )
 
 
@@ -571,16 +573,47 @@ def test_forward_gluon_takes_the_pingpong_kernel_where_the_sweep_says_it_is_fast
                 assert mine and mine[0]["tflops"] >= (1 - noise) * best_pp, (d, causal, cfg)
 
 
-def test_chosen_gluon_dkdv_configs_are_the_fastest_of_the_sweep():
-    """DKDV_WS_CONFIGS of attention_bwd_gluon.py against the "bwd_gluon" rows of the sweep: a setting for
-    every head dim and mask, within the sweep's noise of its fastest correct row."""
-    table = _gluon_table("DKDV_WS_CONFIGS", "attention_bwd_gluon.py")
-    assert set(table) == {(d, c) for d in attn.HEAD_DIMS for c in (False, True)}, table
-    for cfg in table.values():
-        assert cfg["BLOCK_N"] == 64, cfg  # one warpgroup's wgmma M: each consumer owns 64 keys
-    _assert_chosen_is_fastest(
-        "bwd_gluon", table, ("BLOCK_M", "BLOCK_N", "STAGES"), lambda c: (c["BLOCK_M"], c["BLOCK_N"], c["STAGES"])
+def _bwd_gluon_settings() -> dict:
+    """{(D, causal, N): bwd_settings(D, causal, N)} of attention_bwd_gluon.py at N = 4096 and N = SHORT_N,
+    with SHORT_N, read in a subprocess (the module imports Gluon's Hopper bindings and attention.py, which
+    reads TRITON_INTERPRET when imported)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, attention, attention_bwd_gluon as bg\n"
+        "out = {'SHORT_N': bg.SHORT_N, 'settings': [[D, c, n, bg.bwd_settings(D, c, n)]\n"
+        "       for (D, c) in sorted(bg.DKDV_WS_CONFIGS) for n in (4096, bg.SHORT_N)]}\n"
+        "print(json.dumps(out))\n"
     )
+    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(SNIPPETS)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout)
+
+
+def test_chosen_gluon_backward_settings_are_the_fastest_of_the_sweep():
+    """What backward_gluon runs (bwd_settings: the dK/dV kernel's tile, ring, consumers per program, and which
+    dQ kernel) against the "bwd_gluon" rows of the sweep: at N = 4096 for long sequences and at N = SHORT_N for
+    short ones, for every head dim and mask, within the sweep's noise of the fastest correct row at that N."""
+    import json
+
+    got = _bwd_gluon_settings()
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())
+    noise = ds["metrics"]["tflops"]["noise"]
+    rows = [r for r in ds["rows"] if r["pass"] == "bwd_gluon" and r["output"] == "ok"]
+    assert {r["N"] for r in rows} == {4096, got["SHORT_N"]}, "the sweep's two lengths are 4096 and SHORT_N"
+    seen = set()
+    for D, causal, n, cfg in got["settings"]:
+        assert cfg["BLOCK_N"] == 64, cfg  # one warpgroup's wgmma M: each consumer owns 64 keys
+        sel = [r for r in rows if (r["D"], r["mask"], r["N"]) == (D, "causal" if causal else "none", n)]
+        key = (cfg["BLOCK_M"], cfg["STAGES"], cfg["CONSUMERS"], "gluon" if cfg["DQ"]["GLUON"] else "triton")
+        mine = [r for r in sel if (r["BLOCK_M"], r["STAGES"], r["CONSUMERS"], r["dq"]) == key]
+        assert mine and mine[0]["tflops"] >= (1 - noise) * max(r["tflops"] for r in sel), (D, causal, n, key)
+        seen.add((D, causal, n))
+    assert len(seen) == 8, seen
 
 
 _GLUON_DKDV_CHECK = """
@@ -590,33 +623,51 @@ from triton.backends.nvidia.compiler import get_ptxas
 from triton.experimental.gluon import language as gl
 from sitekit import measure
 import attention, attention_gluon as ag, attention_bwd_gluon as bg
-for (D, causal), cfg in bg.DKDV_WS_CONFIGS.items():
-    def desc(rows):
-        box = [1, 1, rows, D]
-        return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
-    const = dict(HEAD_DIM=D, CAUSAL=causal, CONSUMER_REGS=ag.CONSUMER_REGS, LOADER_REGS=ag.LOADER_REGS, **cfg)
-    sig = {{"q_desc": desc(cfg["BLOCK_M"]), "do_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]),
-           "v_desc": desc(cfg["BLOCK_N"]), "dk_desc": desc(cfg["BLOCK_N"]), "dv_desc": desc(cfg["BLOCK_N"]),
-           "LSE": "*fp32", "DELTA": "*fp32", "HQ": "i32", "HKV": "i32", "GROUP": "i32", "N_CTX": "i32",
-           "sm_scale": "fp32", "qk_scale": "fp32"}}
+def desc(rows, D):
+    box = [1, 1, rows, D]
+    return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
+common = {{"LSE": "*fp32", "DELTA": "*fp32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "sm_scale": "fp32",
+          "qk_scale": "fp32"}}
+cases = {{}}
+for (D, causal) in bg.DKDV_WS_CONFIGS:
+    for n in (4096, bg.SHORT_N):   # every dK/dV setting bwd_settings() launches, long and short sequences
+        cfg = {{k: v for k, v in bg.bwd_settings(D, causal, n).items() if k != "DQ"}}
+        cases[("dkdv", D, causal, cfg["CONSUMERS"])] = cfg
+    cases[("dq", D, causal, 1)] = {{k: v for k, v in bg.GLUON_DQ.items() if k != "GLUON"}}
+for (kind, D, causal, consumers), cfg in sorted(cases.items()):
+    if kind == "dkdv":
+        kernel = bg.attn_bwd_dkdv_ws
+        const = dict(HEAD_DIM=D, CAUSAL=causal, CONSUMER_REGS=ag.CONSUMER_REGS, LOADER_REGS=ag.LOADER_REGS, **cfg)
+        sig = {{"q_desc": desc(cfg["BLOCK_M"], D), "do_desc": desc(cfg["BLOCK_M"], D), "k_desc": desc(cfg["BLOCK_N"], D),
+               "v_desc": desc(cfg["BLOCK_N"], D), "dk_desc": desc(cfg["BLOCK_N"], D), "dv_desc": desc(cfg["BLOCK_N"], D),
+               "HKV": "i32", **common}}
+    else:
+        kernel = bg.attn_bwd_dq_ws
+        const = dict(HEAD_DIM=D, CAUSAL=causal, LOADER_REGS=ag.LOADER_REGS, **cfg)
+        sig = {{"q_desc": desc(cfg["BLOCK_M"], D), "do_desc": desc(cfg["BLOCK_M"], D), "k_desc": desc(cfg["BLOCK_N"], D),
+               "v_desc": desc(cfg["BLOCK_N"], D), "dq_desc": desc(cfg["BLOCK_M"], D), **common}}
     sig.update({{n: "constexpr" for n in const}})
-    u = measure.sm90_compile(bg.attn_bwd_dkdv_ws, sig, const, {{}}, 4, 1, gluon=True, maxnreg=ag.MAXNREG)
-    with open("dkdv.ptx", "w") as f:
+    u = measure.sm90_compile(kernel, sig, const, {{}}, 4, 1, gluon=True, maxnreg=bg.MAXNREG[consumers])
+    with open("k.ptx", "w") as f:
         f.write(u["ptx"])
-    warn = subprocess.run([get_ptxas(90).path, "-v", "-arch=sm_90a", "dkdv.ptx", "-o", "dkdv.cubin"],
+    warn = subprocess.run([get_ptxas(90).path, "-v", "-arch=sm_90a", "k.ptx", "-o", "k.cubin"],
                           capture_output=True, text=True).stderr
     regs = sorted(set(int(n) for n in re.findall(r"setmaxnreg\\.(?:inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", u["ptx"])))
-    print("dkdv", D, int(causal), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
-          int("C7514" in warn), u["num_warps"], u["regs"], int(ag.CONSUMER_REGS in regs), int(ag.LOADER_REGS in regs),
+    consumer_regs = ag.CONSUMER_REGS if consumers == 2 else bg.ONE_CONSUMER_REGS
+    print(kind, D, int(causal), consumers, u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
+          int("C7514" in warn), u["num_warps"], u["regs"], int(consumer_regs in regs), int(ag.LOADER_REGS in regs),
           len(re.findall("HGMMA", u["sass"])), len(re.findall("UTMALDG", u["sass"])), len(re.findall("UTMASTG", u["sass"])))
 """
 
 
-def test_gluon_dkdv_compiles_with_its_overlap_intact(tmp_path):
-    """The Gluon dK/dV kernel at every setting it launches, compiled for sm_90 (no GPU needed): 4 + 4 + 1
-    warps launched at MAXNREG registers per thread and traded by setmaxnreg; dP^T still in flight while P^T
-    is computed (a wgmma wait that leaves one group outstanding), twice per tile; ptxas does not serialize
-    the wgmmas; TMA loads and stores; no more than a few scalars on the stack."""
+def test_gluon_backward_kernels_compile_with_their_overlap_intact(tmp_path):
+    """The Gluon dK/dV kernel at every setting backward_gluon launches (two consumers, and one for short
+    sequences) and the Gluon dQ kernel, compiled for sm_90 (no GPU needed): two consumers are 4 + 4 + 1 warps
+    at MAXNREG[2] = 168 registers, one is 4 + 1 warps (two warpgroups allocated) at 128, so two programs fit
+    on an SM, and setmaxnreg then trades registers (240 or 232 for a consumer, 24 for the loader); a wgmma
+    wait that leaves one group in flight (dP^T or dP still computing while P is formed), twice per tile in
+    the dK/dV kernel and once in the dQ kernel; ptxas does not serialize the wgmmas; TMA loads and stores;
+    no more than a few scalars on the stack."""
     import os
     import subprocess
     import sys
@@ -624,16 +675,22 @@ def test_gluon_dkdv_compiles_with_its_overlap_intact(tmp_path):
     env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(SNIPPETS)}
     code = _GLUON_DKDV_CHECK.format(scripts=str(ROOT / "scripts"))
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    rows = [[int(x) for x in line.split()[1:]] for line in out.stdout.split("\n") if line.startswith("dkdv")]
-    assert len(rows) == 4, out.stdout
-    for D, causal, spill, waits, serialized, warps, regs, consumer, loader, hgmma, tma_ld, tma_st in rows:
+    rows = [line.split() for line in out.stdout.split("\n") if line.startswith(("dkdv", "dq"))]
+    kinds = {(r[0], int(r[3])) for r in rows}
+    assert {("dkdv", 2), ("dq", 1)} <= kinds and len(rows) >= 8, out.stdout
+    for kind, *nums in rows:
+        D, causal, consumers, spill, waits, serialized, warps, regs, consumer, loader, hgmma, tma_ld, tma_st = map(
+            int, nums
+        )
         # a few loop scalars on the stack (compiled here for any group size: GROUP is not folded to 1)
-        assert spill <= 160 and waits >= 2 and serialized == 0, (D, causal, spill, waits, serialized)
-        assert (warps, regs, consumer, loader) == (12, 168, 1, 1), (D, causal, warps, regs, consumer, loader)
-        assert hgmma > 0 and tma_ld > 0 and tma_st > 0, (D, causal, hgmma, tma_ld, tma_st)
+        assert spill <= 160 and serialized == 0, (kind, D, causal, consumers, spill, serialized)
+        assert waits >= (2 if kind == "dkdv" else 1), (kind, D, causal, consumers, waits)
+        expect = (12, 168) if consumers == 2 else (8, 128)
+        assert (warps, regs, consumer, loader) == (*expect, 1, 1), (kind, D, causal, consumers, warps, regs)
+        assert hgmma > 0 and tma_ld > 0 and tma_st > 0, (kind, D, causal, hgmma, tma_ld, tma_st)
 
 
 def test_gluon_backward_refuses_the_interpreter_path_and_bad_inputs():

@@ -1,13 +1,14 @@
-"""Step 6: the backward's dK/dV kernel in Gluon (Triton 3.6), warp-specialized for Hopper.
+"""Step 6: the backward's two big kernels in Gluon (Triton 3.6), warp-specialized for Hopper.
 
 attention.py's attn_bwd_dkdv runs four products per query tile (S^T = K Q^T, dP^T = V dO^T, dV += P^T dO,
-dK += dS^T Q) in one warpgroup and leaves their order to the compiler. This kernel gives each program two
-key blocks, one per consumer warpgroup, and a loader warp that streams the query-side tiles (Q and dO) that
-both consumers read through a shared-memory ring. Each consumer issues S^T and dP^T together, runs the
-exponentials while dP^T is still on the tensor cores, and queues dV behind them. The dQ kernel and the
-preprocess are attention.py's. Hopper (sm_90) only, no interpreter mode. Run it:
-`python snippets/triton_deep_dive/attention_bwd_gluon.py` on an H100/H200; it imports attention.py and
-attention_gluon.py from its own directory.
+dK += dS^T Q) in one warpgroup and leaves their order to the compiler. attn_bwd_dkdv_ws gives each of one
+or two consumer warpgroups a key block, and a loader warp streams the query-side tiles (Q and dO) they read
+through a shared-memory ring. Each consumer issues S^T and dP^T together, runs the exponentials while dP^T
+is still on the tensor cores, and queues dV behind them. attn_bwd_dq_ws does the same for dQ (three
+products per key tile): one consumer owns a query tile, the loader streams K and V. The preprocess (Delta)
+is attention.py's, and so is the dQ kernel where it measured faster. Hopper (sm_90) only, no interpreter
+mode. Run it: `python snippets/triton_deep_dive/attention_bwd_gluon.py` on an H100/H200; it imports
+attention.py and attention_gluon.py from its own directory.
 """
 # needs: gpu
 # --8<-- [start:kernel]
@@ -25,10 +26,11 @@ import attention_gluon as fg      # the Gluon forward and its TMA descriptors
 
 
 @gluon.jit
-def _query_range(CAUSAL: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, N_CTX):
-    """The first query row this program's 2 * BLOCK_N keys can see, and how many query tiles follow it."""
+def _query_range(CAUSAL: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CONSUMERS: gl.constexpr,
+                 N_CTX):
+    """The first query row this program's CONSUMERS * BLOCK_N keys can see, and how many query tiles follow."""
     if CAUSAL:
-        lo = (gl.program_id(0) * 2 * BLOCK_N) // BLOCK_M * BLOCK_M    # queries above the keys see none of them
+        lo = (gl.program_id(0) * CONSUMERS * BLOCK_N) // BLOCK_M * BLOCK_M   # queries above the keys see none
     else:
         lo = 0
     return lo, gl.cdiv(N_CTX - lo, BLOCK_M)
@@ -36,18 +38,19 @@ def _query_range(CAUSAL: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.conste
 
 @gluon.jit
 def _dkdv_loader(q_desc, do_desc, k_desc, v_desc, q_smem, do_smem, k_smem, v_smem, bars, HKV, GROUP, N_CTX,
-                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr):
+                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+                 CONSUMERS: gl.constexpr):
     """One warp: each consumer's K and V block once, then Q_i and dO_i of every query tile of every query
-    head in the group, into ring slot it % STAGES as soon as both consumers have released it."""
+    head in the group, into ring slot it % STAGES as soon as every consumer has released it."""
     kv_ready, q_ready, q_empty = bars
     b = gl.program_id(1) // HKV
     hk = gl.program_id(1) % HKV
-    for c in gl.static_range(2):
+    for c in gl.static_range(CONSUMERS):
         mbarrier.expect(kv_ready.index(c), 2 * k_desc.block_type.nbytes)
-        row = gl.program_id(0) * 2 * BLOCK_N + c * BLOCK_N
+        row = gl.program_id(0) * CONSUMERS * BLOCK_N + c * BLOCK_N
         tma.async_copy_global_to_shared(k_desc, [b, hk, row, 0], kv_ready.index(c), k_smem.index(c))
         tma.async_copy_global_to_shared(v_desc, [b, hk, row, 0], kv_ready.index(c), v_smem.index(c))
-    lo, n_tiles = _query_range(CAUSAL, BLOCK_M, BLOCK_N, N_CTX)
+    lo, n_tiles = _query_range(CAUSAL, BLOCK_M, BLOCK_N, CONSUMERS, N_CTX)
     it = 0
     for g in range(GROUP):
         h = hk * GROUP + g
@@ -65,7 +68,7 @@ def _dkdv_loader(q_desc, do_desc, k_desc, v_desc, q_smem, do_smem, k_smem, v_sme
 @gluon.jit
 def _dkdv_consumer(q_desc, dk_desc, dv_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ, HKV, GROUP,
                    N_CTX, sm_scale, qk_scale, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
-                   BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr):
+                   BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr, CONSUMERS: gl.constexpr):
     """One warpgroup, BLOCK_N keys: dK and dV stay in registers (fp32) over every query tile, then leave
     through the shared memory that held this block's K and V, by TMA."""
     kv_ready, q_ready, q_empty = bars
@@ -79,10 +82,10 @@ def _dkdv_consumer(q_desc, dk_desc, dv_desc, LSE, DELTA, q_smem, do_smem, k_smem
     col_s: gl.constexpr = gl.SliceLayout(0, s_layout)
     b = gl.program_id(1) // HKV
     hk = gl.program_id(1) % HKV
-    start_n = gl.program_id(0) * 2 * BLOCK_N + WG * BLOCK_N
+    start_n = gl.program_id(0) * CONSUMERS * BLOCK_N + WG * BLOCK_N
     keys = start_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, s_layout))
     cols = gl.arange(0, BLOCK_M, layout=col_s)
-    lo, n_tiles = _query_range(CAUSAL, BLOCK_M, BLOCK_N, N_CTX)
+    lo, n_tiles = _query_range(CAUSAL, BLOCK_M, BLOCK_N, CONSUMERS, N_CTX)
     s_zero = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, s_layout)
     dk = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, acc_layout)
     dv = gl.zeros([BLOCK_N, HEAD_DIM], gl.float32, acc_layout)
@@ -131,66 +134,220 @@ def _dkdv_consumer(q_desc, dk_desc, dv_desc, LSE, DELTA, q_smem, do_smem, k_smem
 @gluon.jit
 def attn_bwd_dkdv_ws(q_desc, do_desc, k_desc, v_desc, dk_desc, dv_desc, LSE, DELTA, HQ, HKV, GROUP, N_CTX,
                      sm_scale, qk_scale, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                     STAGES: gl.constexpr, CAUSAL: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-                     LOADER_REGS: gl.constexpr):
-    """Grid: (cdiv(N, 2 * BLOCK_N), B * Hkv). Descriptors are 4-D, (1, 1, rows, D) boxes over (B, H, N, D)."""
+                     STAGES: gl.constexpr, CAUSAL: gl.constexpr, CONSUMERS: gl.constexpr,
+                     CONSUMER_REGS: gl.constexpr, LOADER_REGS: gl.constexpr):
+    """Grid: (cdiv(N, CONSUMERS * BLOCK_N), B * Hkv). Descriptors are 4-D, (1, 1, rows, D) boxes over
+    (B, H, N, D). CONSUMERS: 2 warpgroups share the loader and the Q/dO ring (one program per SM), or 1, a
+    program half the size, so that two fit on an SM and one's start and end hide behind the other's work."""
     dtype: gl.constexpr = q_desc.dtype
     q_smem = gl.allocate_shared_memory(dtype, [STAGES, 1, 1, BLOCK_M, HEAD_DIM], q_desc.layout)
     do_smem = gl.allocate_shared_memory(dtype, [STAGES, 1, 1, BLOCK_M, HEAD_DIM], do_desc.layout)
-    k_smem = gl.allocate_shared_memory(dtype, [2, 1, 1, BLOCK_N, HEAD_DIM], k_desc.layout)
-    v_smem = gl.allocate_shared_memory(dtype, [2, 1, 1, BLOCK_N, HEAD_DIM], v_desc.layout)
-    kv_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    k_smem = gl.allocate_shared_memory(dtype, [CONSUMERS, 1, 1, BLOCK_N, HEAD_DIM], k_desc.layout)
+    v_smem = gl.allocate_shared_memory(dtype, [CONSUMERS, 1, 1, BLOCK_N, HEAD_DIM], v_desc.layout)
+    kv_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], mbarrier.MBarrierLayout())
     q_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     q_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(2):
+    for i in gl.static_range(CONSUMERS):
         mbarrier.init(kv_ready.index(i), count=1)
     for i in gl.static_range(STAGES):
         mbarrier.init(q_ready.index(i), count=1)
-        mbarrier.init(q_empty.index(i), count=2)              # both consumers release each slot
+        mbarrier.init(q_empty.index(i), count=CONSUMERS)      # every consumer releases each slot
     bars = (kv_ready, q_ready, q_empty)
-    gl.warp_specialize([
-        (_dkdv_consumer, (q_desc, dk_desc, dv_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ, HKV,
-                          GROUP, N_CTX, sm_scale, qk_scale, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
-        (_dkdv_consumer, (q_desc, dk_desc, dv_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ, HKV,
-                          GROUP, N_CTX, sm_scale, qk_scale, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
-        (_dkdv_loader, (q_desc, do_desc, k_desc, v_desc, q_smem, do_smem, k_smem, v_smem, bars, HKV, GROUP, N_CTX,
-                        BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
-    ], [4, 1], [CONSUMER_REGS, LOADER_REGS])
+    if CONSUMERS == 2:
+        gl.warp_specialize([
+            (_dkdv_consumer, (q_desc, dk_desc, dv_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ, HKV,
+                              GROUP, N_CTX, sm_scale, qk_scale, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, 2)),
+            (_dkdv_consumer, (q_desc, dk_desc, dv_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ, HKV,
+                              GROUP, N_CTX, sm_scale, qk_scale, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, 2)),
+            (_dkdv_loader, (q_desc, do_desc, k_desc, v_desc, q_smem, do_smem, k_smem, v_smem, bars, HKV, GROUP,
+                            N_CTX, BLOCK_M, BLOCK_N, STAGES, CAUSAL, 2)),
+        ], [4, 1], [CONSUMER_REGS, LOADER_REGS])   # 4 + 4 + 1 warps
+    else:                                          # the default partition's 4 warps and the loader's 1
+        gl.warp_specialize([
+            (_dkdv_consumer, (q_desc, dk_desc, dv_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ, HKV,
+                              GROUP, N_CTX, sm_scale, qk_scale, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, 1)),
+            (_dkdv_loader, (q_desc, do_desc, k_desc, v_desc, q_smem, do_smem, k_smem, v_smem, bars, HKV, GROUP,
+                            N_CTX, BLOCK_M, BLOCK_N, STAGES, CAUSAL, 1)),
+        ], [1], [LOADER_REGS])
 # --8<-- [end:kernel]
 
 
+# --8<-- [start:dq]
+# The dQ kernel in the same style. A program owns BLOCK_M query rows (one consumer warpgroup): Q_i and dO_i
+# are loaded once, and the loader warp streams K_j and V_j through a ring. Per key tile: S = Q K_j^T and
+# dP = dO V_j^T issued together, P and dS from them in registers, then dQ += dS K_j with dS as the A operand
+# straight from registers. It launches at 128 registers so that two programs share an SM.
+@gluon.jit
+def _dq_loader(q_desc, do_desc, k_desc, v_desc, q_smem, do_smem, k_smem, v_smem, bars, HQ, GROUP, N_CTX,
+               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr):
+    """One warp: Q_i and dO_i once, then K_j and V_j into slot j % STAGES once the consumer released it."""
+    q_ready, kv_ready, kv_empty = bars
+    pid_m = gl.num_programs(0) - 1 - gl.program_id(0) if CAUSAL else gl.program_id(0)   # longest first
+    b = gl.program_id(1) // HQ
+    h = gl.program_id(1) % HQ
+    hk = h // GROUP
+    mbarrier.expect(q_ready, 2 * q_desc.block_type.nbytes)
+    tma.async_copy_global_to_shared(q_desc, [b, h, pid_m * BLOCK_M, 0], q_ready, q_smem)
+    tma.async_copy_global_to_shared(do_desc, [b, h, pid_m * BLOCK_M, 0], q_ready, do_smem)
+    n_tiles = gl.cdiv((pid_m + 1) * BLOCK_M, BLOCK_N) if CAUSAL else gl.cdiv(N_CTX, BLOCK_N)
+    for j in range(n_tiles):
+        slot = j % STAGES
+        mbarrier.wait(kv_empty.index(slot), ((j // STAGES) & 1) ^ 1)   # a fresh barrier counts as released
+        mbarrier.expect(kv_ready.index(slot), 2 * k_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(k_desc, [b, hk, j * BLOCK_N, 0], kv_ready.index(slot), k_smem.index(slot))
+        tma.async_copy_global_to_shared(v_desc, [b, hk, j * BLOCK_N, 0], kv_ready.index(slot), v_smem.index(slot))
+
+
+@gluon.jit
+def _dq_consumer(dq_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ, N_CTX, sm_scale, qk_scale,
+                 HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+                 CAUSAL: gl.constexpr):
+    q_ready, kv_ready, kv_empty = bars
+    dtype: gl.constexpr = dq_desc.dtype
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, BLOCK_N, 16])
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                         instr_shape=[16, HEAD_DIM, 16])
+    op_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)   # dS
+    pid_m = gl.num_programs(0) - 1 - gl.program_id(0) if CAUSAL else gl.program_id(0)
+    b = gl.program_id(1) // HQ
+    h = gl.program_id(1) % HQ
+    rows = pid_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, s_layout))
+    cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+    row = gl.program_id(1).to(gl.int64) * N_CTX
+    lse = gl.load(LSE + row + rows, mask=rows < N_CTX, other=0.0)
+    delta = gl.load(DELTA + row + rows, mask=rows < N_CTX, other=0.0)
+    if CAUSAL:
+        n_tiles = gl.cdiv((pid_m + 1) * BLOCK_M, BLOCK_N)
+        mask_from = (pid_m * BLOCK_M) // BLOCK_N              # tiles from here on cross the diagonal
+    else:
+        n_tiles = gl.cdiv(N_CTX, BLOCK_N)
+        mask_from = n_tiles                                   # keys past N_CTX are zeros: their dS K is 0
+    s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+    dq = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, acc_layout)
+    q = q_smem.reshape([BLOCK_M, HEAD_DIM])
+    do = do_smem.reshape([BLOCK_M, HEAD_DIM])
+    mbarrier.wait(q_ready, 0)
+    for j in range(n_tiles):
+        slot = j % STAGES
+        mbarrier.wait(kv_ready.index(slot), (j // STAGES) & 1)
+        k = k_smem.index(slot).reshape([BLOCK_N, HEAD_DIM])
+        v = v_smem.index(slot).reshape([BLOCK_N, HEAD_DIM])
+        s = warpgroup_mma(q, k.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+        dp = warpgroup_mma(do, v.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+        s = warpgroup_mma_wait(1, deps=(s,))
+        p = gl.exp2(s * qk_scale - gl.expand_dims(lse, 1))
+        if j >= mask_from:                                    # the diagonal tile: later keys drop out
+            p = gl.where(gl.expand_dims(rows, 1) >= gl.expand_dims(j * BLOCK_N + cols, 0), p, 0.0)
+        dp = warpgroup_mma_wait(0, deps=(dp,))
+        ds = p * (dp - gl.expand_dims(delta, 1))             # dS = P * (dP - Delta)
+        dq = warpgroup_mma(gl.convert_layout(ds.to(dtype), op_layout), k, dq, is_async=True)   # dQ += dS K
+        dq = warpgroup_mma_wait(0, deps=(dq,))
+        mbarrier.arrive(kv_empty.index(slot), count=1)
+    # Q is no longer read: its shared memory carries dQ out
+    q.store((dq * sm_scale).to(dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(dq_desc, [b, h, pid_m * BLOCK_M, 0], q_smem)   # rows past N: not written
+    tma.store_wait(0)
+
+
+@gluon.jit
+def attn_bwd_dq_ws(q_desc, do_desc, k_desc, v_desc, dq_desc, LSE, DELTA, HQ, GROUP, N_CTX, sm_scale, qk_scale,
+                   HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+                   CAUSAL: gl.constexpr, LOADER_REGS: gl.constexpr):
+    """Grid: (cdiv(N, BLOCK_M), B * Hq). Descriptors are 4-D, (1, 1, rows, D) boxes over (B, H, N, D)."""
+    dtype: gl.constexpr = q_desc.dtype
+    q_smem = gl.allocate_shared_memory(dtype, [1, 1, BLOCK_M, HEAD_DIM], q_desc.layout)
+    do_smem = gl.allocate_shared_memory(dtype, [1, 1, BLOCK_M, HEAD_DIM], do_desc.layout)
+    k_smem = gl.allocate_shared_memory(dtype, [STAGES, 1, 1, BLOCK_N, HEAD_DIM], k_desc.layout)
+    v_smem = gl.allocate_shared_memory(dtype, [STAGES, 1, 1, BLOCK_N, HEAD_DIM], v_desc.layout)
+    q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    kv_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(q_ready, count=1)
+    for i in gl.static_range(STAGES):
+        mbarrier.init(kv_ready.index(i), count=1)
+        mbarrier.init(kv_empty.index(i), count=1)
+    bars = (q_ready, kv_ready, kv_empty)
+    gl.warp_specialize([
+        (_dq_consumer, (dq_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ, N_CTX, sm_scale, qk_scale,
+                        HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),                                   # 4 warps
+        (_dq_loader, (q_desc, do_desc, k_desc, v_desc, q_smem, do_smem, k_smem, v_smem, bars, HQ, GROUP, N_CTX,
+                      BLOCK_M, BLOCK_N, STAGES, CAUSAL)),                                               # 1 warp
+    ], [1], [LOADER_REGS])
+# --8<-- [end:dq]
+
+
 # --8<-- [start:wrapper]
-# (head dim, causal) -> query tile, key block per consumer, ring depth
-DKDV_WS_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2),
-                   (64, True): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2),
-                   (128, False): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2),
-                   (128, True): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2)}
+# (head dim, causal) -> settings of the two kernels, the fastest correct rows of the "bwd_gluon" sweep in
+# data/triton_deep_dive/attention_tuning.json at N = 4096 (a test keeps them within its noise).
+# dK/dV: query tile, key block per consumer, ring depth, consumers per program.
+DKDV_WS_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2),
+                   (64, True): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2),
+                   (128, False): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2),
+                   (128, True): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2)}
+# dQ: GLUON, attn_bwd_dq_ws above with its query tile, key tile and ring depth; else attention.py's
+# attn_bwd_dq at its BWD_CONFIGS setting (at D = 64 its two warpgroups share each K/V tile).
+GLUON_DQ = dict(GLUON=True, BLOCK_M=64, BLOCK_N=64, STAGES=2)
+DQ_WS_CONFIGS = {(64, False): dict(GLUON=False), (64, True): dict(GLUON=False),
+                 (128, False): GLUON_DQ, (128, True): GLUON_DQ}
+# Sequences of at most SHORT_N tokens: a program covers few tiles, so its start (loads before the first
+# product) and its end (the stores) weigh more, and two programs per SM hide them behind each other. What
+# changes there, per (head dim, causal): the "bwd_gluon" rows at N = SHORT_N.
+SHORT_N = 1024
+SHORT_CONFIGS = {(64, False): dict(CONSUMERS=1, DQ=GLUON_DQ), (64, True): dict(CONSUMERS=1, DQ=GLUON_DQ),
+                 (128, False): {}, (128, True): {}}
+# Launch register caps. Two consumers: 3 warpgroups, one program per SM (65,536 / 384 threads -> 168).
+# One consumer (both kernels): 2 warpgroups at 128 each, so two programs fit on an SM; setmaxnreg then gives
+# the loader 24 and the consumer what the loader handed back: 128 + (128 - 24) = 232 (the compiler's split).
+MAXNREG = {2: fg.MAXNREG, 1: 128}
+ONE_CONSUMER_REGS = 2 * MAXNREG[1] - fg.LOADER_REGS
+
+
+def bwd_settings(D: int, causal: bool, N: int) -> dict:
+    """The settings backward_gluon runs for this head dim, mask and sequence length."""
+    key = (D, bool(causal))
+    cfg = {**DKDV_WS_CONFIGS[key], "DQ": DQ_WS_CONFIGS[key]}
+    return {**cfg, **SHORT_CONFIGS[key]} if N <= SHORT_N else cfg
 
 
 def backward_gluon(q, k, v, o, lse, do, causal, scale, **overrides):
-    """dQ, dK, dV: attention.py's preprocess and dQ kernel, and the warp-specialized dK/dV kernel above.
-    q, k, v, o, do must already be what TMA can read (fa._tma_ready); lse is the forward's, log2 domain."""
+    """dQ, dK, dV: attention.py's preprocess (Delta), then the two warp-specialized kernels above.
+    q, k, v, o, do must already be what TMA can read (fa._tma_ready); lse is the forward's, log2 domain.
+    Settings: bwd_settings(D, causal, N); overrides replace the dK/dV kernel's, and DQ=dict(...) the dQ
+    kernel's (GLUON=True or False picks the kernel)."""
     B, HQ, N, D = q.shape
     HKV = k.shape[1]
-    cfg = {**DKDV_WS_CONFIGS[(D, bool(causal))], **overrides}
-    maxnreg = cfg.pop("maxnreg", fg.MAXNREG)
+    cfg = bwd_settings(D, causal, N)
+    dq_cfg = {**cfg.pop("DQ"), **overrides.pop("DQ", {})}
+    cfg.update(overrides)
+    gluon_dq = dq_cfg.pop("GLUON")
+    maxnreg = cfg.pop("maxnreg", MAXNREG[cfg["CONSUMERS"]])
     regs = dict(CONSUMER_REGS=cfg.pop("CONSUMER_REGS", fg.CONSUMER_REGS),
                 LOADER_REGS=cfg.pop("LOADER_REGS", fg.LOADER_REGS))
-    m2, n2, w2, s2 = fa.BWD_CONFIGS[(D, bool(causal))]["DQ"]
     triton.set_allocator(fa._alloc)
     delta = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
+    dq, dk, dv = fa._empty_like_layout(q), fa._empty_like_layout(k), fa._empty_like_layout(v)
     fa.attn_bwd_preprocess[(triton.cdiv(N, 64), B * HQ)](o, do, delta, *o.stride()[:3], *do.stride()[:3], HQ, N,
                                                          HEAD_DIM=D, BLOCK_M=64)
-    dq, dk, dv = fa._empty_like_layout(q), fa._empty_like_layout(k), fa._empty_like_layout(v)
+    if gluon_dq:
+        dq_cfg = {k: dq_cfg.get(k, GLUON_DQ[k]) for k in ("BLOCK_M", "BLOCK_N", "STAGES")}
+        bm, bn = dq_cfg["BLOCK_M"], dq_cfg["BLOCK_N"]
+        descs = [fg._desc(t, rows, True) for t, rows in ((q, bm), (do, bm), (k, bn), (v, bn), (dq, bm))]
+        attn_bwd_dq_ws[(triton.cdiv(N, bm), B * HQ)](
+            *descs, lse, delta, HQ, HQ // HKV, N, scale, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal),
+            **dq_cfg, LOADER_REGS=fg.LOADER_REGS, num_warps=4, maxnreg=MAXNREG[1])
+    else:
+        m2, n2, w2, s2 = fa.BWD_CONFIGS[(D, bool(causal))]["DQ"]
+        fa.attn_bwd_dq[(triton.cdiv(N, m2), B * HQ)](
+            q, k, v, do, dq, lse, delta, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *do.stride()[:3],
+            *dq.stride()[:3], HQ, HQ // HKV, N, scale, scale * fa.LOG2E,
+            HEAD_DIM=D, BLOCK_M=m2, BLOCK_N=n2, CAUSAL=bool(causal), num_warps=w2, num_stages=s2)
     bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
     descs = [fg._desc(t, rows, True) for t, rows in ((q, bm), (do, bm), (k, bn), (v, bn), (dk, bn), (dv, bn))]
-    attn_bwd_dkdv_ws[(triton.cdiv(N, 2 * bn), B * HKV)](
+    attn_bwd_dkdv_ws[(triton.cdiv(N, cfg["CONSUMERS"] * bn), B * HKV)](
         *descs, lse, delta, HQ, HKV, HQ // HKV, N, scale, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal),
         **cfg, **regs, num_warps=4, maxnreg=maxnreg)
-    fa.attn_bwd_dq[(triton.cdiv(N, m2), B * HQ)](
-        q, k, v, do, dq, lse, delta, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *do.stride()[:3],
-        *dq.stride()[:3], HQ, HQ // HKV, N, scale, scale * fa.LOG2E,
-        HEAD_DIM=D, BLOCK_M=m2, BLOCK_N=n2, CAUSAL=bool(causal), num_warps=w2, num_stages=s2)
     return dq, dk, dv
 
 
@@ -245,8 +402,16 @@ if __name__ == "__main__":
         qr, kr, vr = (t.detach().float().requires_grad_() for t in (q, k, v))
         ref = fa.reference(qr, kr, vr, causal)
         refs = torch.autograd.grad(ref, (qr, kr, vr), do.float())
+        tol = 2e-2 if dtype == torch.bfloat16 else 5e-3
         errs = [fa.rel_err(o, ref)] + [fa.rel_err(g, r) for g, r in zip(grads, refs)]
-        assert max(errs) < (2e-2 if dtype == torch.bfloat16 else 5e-3), (B, HQ, HKV, N, D, causal, dtype, errs)
-    print("the Gluon dK/dV kernel's gradients match the fp32 reference (GQA, ragged N, N = 1, causal and full, "
-          "fp16 and bf16, strided views of a packed QKV)")
+        assert max(errs) < tol, (B, HQ, HKV, N, D, causal, dtype, errs)
+        # the other settings backward_gluon can run: one or two consumers, Delta in the dQ kernel or not
+        q, k, v = (fa._tma_ready(t.detach()) for t in (q, k, v))
+        o, lse = fg.forward_gluon(q, k, v, causal, D ** -0.5)
+        for kw in (dict(CONSUMERS=1), dict(CONSUMERS=2), dict(DQ=dict(GLUON=False)), dict(DQ=dict(STAGES=3))):
+            grads = backward_gluon(q, k, v, o, lse, fa._tma_ready(do), causal, D ** -0.5, **kw)
+            errs = [fa.rel_err(g, r) for g, r in zip(grads, refs)]
+            assert max(errs) < tol, (kw, B, HQ, HKV, N, D, causal, dtype, errs)
+    print("the Gluon backward's gradients match the fp32 reference (GQA, ragged N, N = 1, causal and full, "
+          "fp16 and bf16, strided views of a packed QKV; one or two dK/dV consumers, either dQ kernel)")
 # --8<-- [end:check]

@@ -188,11 +188,12 @@ def attn_fwd_fa3(q_desc, k_desc, v_desc, o_desc,     # q, k, v: see _load; o: 4-
 
 
 # --8<-- [start:wrapper]
-# (head dim, causal) -> tiles, ring depths and warps: the fastest correct rows of the "fwd_gluon" sweep in
-# data/triton_deep_dive/attention_tuning.json (B=4 H=32 N=4096; a test keeps them within its noise).
-# 8 warps = 2 warpgroups sharing one K/V ring; 4 warps = 1 warpgroup, and two CTAs fit on an SM.
+# (head dim, causal) -> tiles, ring depths, warps and register cap: the fastest correct rows of the
+# "fwd_gluon" sweep in data/triton_deep_dive/attention_tuning.json (B=4 H=32 N=4096; a test keeps them within
+# its noise). 8 warps = 2 warpgroups sharing one K/V ring; 4 warps = 1 warpgroup, and two CTAs fit on an SM.
+# maxnreg=128: 64-key tiles need no more, so four CTAs fit on an SM and hide each other's loads and stores.
 FA3_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=4),
-               (64, True): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=4),
+               (64, True): dict(BLOCK_M=64, BLOCK_N=64, K_STAGES=2, V_STAGES=2, num_warps=4, maxnreg=128),
                (128, False): dict(BLOCK_M=128, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=8),
                (128, True): dict(BLOCK_M=128, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=8)}
 

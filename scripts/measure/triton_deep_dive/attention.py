@@ -5,8 +5,10 @@ and flash backends, timed in the same run, three rounds in turn (best median kep
 Two implementations: "triton" (attention.py, plain Triton, forward and backward) and "gluon"
 (attention_bwd_gluon.attention). The gluon forward is attention_gluon.forward_gluon: the warp-specialized
 ping-pong kernel where PINGPONG_CONFIGS has a setting for (D, causal), the step-4 FA3-schedule kernel
-elsewhere (the row's "kernel" says which). The gluon backward is attention.py's preprocess and dQ kernel
-with the warp-specialized Gluon dK/dV kernel of attention_bwd_gluon.py (kernel "dkdv_ws").
+elsewhere (the row's "kernel" says which). The gluon backward is attention_bwd_gluon.backward_gluon:
+attention.py's preprocess, then the dQ kernel and the warp-specialized Gluon dK/dV kernel that
+bwd_settings() picks for (D, causal, N); the row's "kernel" names the pair ("dkdv_ws" with one or two
+consumers, "dq_ws" for the Gluon dQ kernel, "dq" for attention.py's).
 
 fp16, (B, H, N) in {(4, 32, 4096), (2, 16, 16384)}, D in {64, 128}, causal and full. Forward FLOPs
 4*B*H*N^2*D (halved for causal); backward FLOPs 2.5x the forward's, as the FlashAttention papers count.
@@ -127,7 +129,9 @@ def main(argv=None) -> int:
                         if impl == "gluon" and direction == "fwd":
                             row["kernel"] = "pingpong" if (D, causal) in ag.PINGPONG_CONFIGS else "fa3"
                         if impl == "gluon" and direction == "bwd":
-                            row["kernel"] = "dkdv_ws"
+                            st = bg.bwd_settings(D, causal, N)
+                            dq = "dq_ws" if st["DQ"]["GLUON"] else "dq"
+                            row["kernel"] = f"dkdv_ws ×{st['CONSUMERS']} + {dq}"
                         if impl in ("triton", "gluon"):
                             tc = cudnn_target(direction, D, causal)
                             r_c, r_f = best["sdpa_cudnn"] / t, best["sdpa_flash"] / t

@@ -11,9 +11,12 @@ and V, warps; Hopper only), whose FA3_CONFIGS are tied to them the same way. Row
 sweep its warp-specialized ping-pong forward (key tile, ring depth, one program per row block or one per SM
 walking several: "persistent"; 64 query rows per consumer warpgroup; O leaves through shared memory);
 PINGPONG_CONFIGS holds a setting for the (D, mask) pairs where its best row beats the best "fwd_gluon" row.
-Rows with pass "bwd_gluon" sweep the warp-specialized Gluon dK/dV kernel of attention_bwd_gluon.py (query
-tile, ring depth; 64 keys per consumer warpgroup), timed as the whole backward of its attention() (the dQ
-kernel keeps BWD_CONFIGS' setting); its DKDV_WS_CONFIGS are tied to these rows.
+Rows with pass "bwd_gluon" sweep the Gluon backward of attention_bwd_gluon.py, timed as a whole
+(backward_gluon on the saved forward): the dK/dV kernel's query tile and ring depth, its consumers per
+program (two sharing a loader, or one, two programs per SM), and the dQ kernel (its Gluon one or
+attention.py's), at N = 4096 and, with the same number of tokens (B = 16), at N = 1024: SHORT_N's side of
+bwd_settings(). Its DKDV_WS_CONFIGS, DQ_WS_CONFIGS and SHORT_CONFIGS are tied to these rows. "fwd_gluon"
+rows record the launch's register cap (maxnreg; none: the compiler's choice).
 """
 
 from __future__ import annotations
@@ -52,17 +55,29 @@ BWD = {
         ((64, 128, 8, 4), (128, 64, 8, 3)),
     ],
 }
-GLUON = {
-    64: [(64, 128, 2, 4), (64, 64, 3, 4), (128, 128, 2, 8)],  # BLOCK_M, BLOCK_N, stages, warps
-    128: [(128, 128, 2, 8), (64, 64, 3, 4), (64, 128, 2, 4), (128, 64, 3, 8)],
+GLUON = {  # BLOCK_M, BLOCK_N, stages, warps, register cap (None: the compiler's choice)
+    64: [(64, 128, 2, 4, None), (64, 64, 3, 4, None), (128, 128, 2, 8, None), (64, 64, 2, 4, 128)],
+    128: [(128, 128, 2, 8, None), (64, 64, 3, 4, None), (64, 128, 2, 4, None), (128, 64, 3, 8, None)],
 }
 # BLOCK_N, STAGES, PERSISTENT; at D = 128 a third 128-key stage does not fit beside the O buffers (a no_fit row)
 PINGPONG = {
     64: [(128, 2, False), (128, 4, False), (64, 4, False), (128, 2, True), (128, 4, True)],
     128: [(128, 2, False), (128, 2, True), (128, 3, True), (64, 3, False), (64, 4, True)],
 }
-# Gluon dK/dV: BLOCK_M (query tile), STAGES (Q/dO ring depth); 128-row query tiles spill at both head dims
-BWD_GLUON = [(64, 2), (64, 3), (32, 2), (32, 3)]
+# Gluon backward: dK/dV BLOCK_M (query tile), STAGES (Q/dO ring depth), CONSUMERS, and the dQ kernel;
+# 128-row query tiles spill at both head dims. At N = 1024 only the consumers and the dQ kernel vary.
+BWD_GLUON = {
+    4096: [
+        (64, 2, 2, "triton"),
+        (64, 3, 2, "triton"),
+        (32, 2, 2, "triton"),
+        (32, 3, 2, "triton"),
+        (64, 2, 2, "gluon"),
+        (64, 2, 1, "triton"),
+        (64, 2, 1, "gluon"),
+    ],
+    1024: [(64, 2, 2, "triton"), (64, 2, 2, "gluon"), (64, 2, 1, "triton"), (64, 2, 1, "gluon")],
+}
 
 
 def main(argv=None) -> int:
@@ -83,7 +98,40 @@ def main(argv=None) -> int:
     n = 1024 if args.quick else N
     torch.manual_seed(0)
     rows = []
-    saved_f, saved_b, saved_g = dict(fa.FWD_CONFIGS), dict(fa.BWD_CONFIGS), dict(bg.DKDV_WS_CONFIGS)
+    saved_f, saved_b = dict(fa.FWD_CONFIGS), dict(fa.BWD_CONFIGS)
+
+    def bwd_gluon_rows(q, k, v, do, causal, ref_g, flops, settings):
+        """The "bwd_gluon" rows of `settings` at q's sequence length: each setting's gradients checked, then the backward
+        timed on one saved forward (settings passed to backward_gluon, whatever its tables say)."""
+        D = q.shape[-1]
+        qt, kt, vt = (t.detach() for t in (q, k, v))
+        o, lse = ag.forward_gluon(qt, kt, vt, causal, D**-0.5)
+        out = []
+        for bm, st, consumers, dq in settings[: 2 if args.quick else None]:
+            kw = dict(BLOCK_M=bm, STAGES=st, CONSUMERS=consumers, DQ=dict(GLUON=dq == "gluon"))
+            row = {
+                "pass": "bwd_gluon",
+                "D": D,
+                "mask": "causal" if causal else "none",
+                "N": q.shape[2],
+                "BLOCK_M": bm,
+                "BLOCK_N": 64,
+                "STAGES": st,
+                "CONSUMERS": consumers,
+                "dq": dq,
+            }
+            try:
+                g = bg.backward_gluon(qt, kt, vt, o, lse, do, causal, D**-0.5, **kw)
+                err = max(measure.rel_err(a, b) for a, b in zip(g, ref_g))
+                t = measure.bench(lambda: bg.backward_gluon(qt, kt, vt, o, lse, do, causal, D**-0.5, **kw))
+            except Exception as e:
+                print(f"bwd_gluon {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                out.append({**row, "output": "no_fit", "tflops": None})
+                continue
+            out.append({**row, "output": "ok" if err < 5e-3 else "wrong", "tflops": 2.5 * flops / t / 1e9})
+            print(out[-1], flush=True)
+        return out
+
     for D in (64, 128):
         q, k, v = (torch.randn(B, H, n, D, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
         do = torch.randn_like(q)
@@ -142,8 +190,10 @@ def main(argv=None) -> int:
                 print(rows[-1], flush=True)
                 del o, g
             fa.BWD_CONFIGS.update(saved_b)
-            for bm, bn, st, w in GLUON[D][: 2 if args.quick else None]:
+            for bm, bn, st, w, mr in GLUON[D][: 2 if args.quick else None]:
                 cfg = dict(BLOCK_M=bm, BLOCK_N=bn, K_STAGES=st, V_STAGES=st, num_warps=w)
+                if mr:
+                    cfg["maxnreg"] = mr
                 row = {
                     "pass": "fwd_gluon",
                     "D": D,
@@ -152,6 +202,7 @@ def main(argv=None) -> int:
                     "BLOCK_N": bn,
                     "K_STAGES": st,
                     "num_warps": w,
+                    "maxnreg": mr,
                 }
                 try:
                     with torch.no_grad():
@@ -184,23 +235,22 @@ def main(argv=None) -> int:
                     continue
                 rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
                 print(rows[-1], flush=True)
-            for bm, st in BWD_GLUON[: 2 if args.quick else None]:
-                bg.DKDV_WS_CONFIGS[(D, causal)] = dict(BLOCK_M=bm, BLOCK_N=64, STAGES=st)
-                row = {"pass": "bwd_gluon", "D": D, "mask": "causal" if causal else "none", "BLOCK_M": bm,
-                       "BLOCK_N": 64, "STAGES": st}
-                try:
-                    o = bg.attention(q, k, v, causal=causal)
-                    g = torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
-                    err = max(measure.rel_err(a, b) for a, b in zip(g, ref_g))
-                    t = measure.bench(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
-                except Exception as e:
-                    print(f"bwd_gluon {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
-                    rows.append({**row, "output": "no_fit", "tflops": None})
-                    continue
-                rows.append({**row, "output": "ok" if err < 5e-3 else "wrong", "tflops": 2.5 * flops / t / 1e9})
-                print(rows[-1], flush=True)
-                del o, g
-            bg.DKDV_WS_CONFIGS.update(saved_g)
+            rows += bwd_gluon_rows(q, k, v, do, causal, ref_g, flops, BWD_GLUON[N])
+        del q, k, v, do
+    # the backward's short-sequence settings: N = 1024 with the same number of tokens
+    n_short, b_short = (256, B) if args.quick else (1024, B * N // 1024)
+    for D in (64, 128):
+        q, k, v = (
+            torch.randn(b_short, H, n_short, D, device="cuda", dtype=torch.float16, requires_grad=True)
+            for _ in range(3)
+        )
+        do = torch.randn_like(q)
+        for causal in (False, True):
+            flops = 4 * b_short * H * n_short * n_short * D / (2 if causal else 1)
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            ref_g = torch.autograd.grad(ref, (q, k, v), do)
+            rows += bwd_gluon_rows(q, k, v, do, causal, ref_g, flops, BWD_GLUON[1024])
         del q, k, v, do
     metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"}}
     ds = data.new(NAME, metrics, rows)

@@ -159,19 +159,25 @@ def main(argv=None) -> int:
             maxnreg=gluon.MAXNREG,
         )
 
-    # the Gluon dK/dV kernel (step 6) as backward_gluon launches it: 4-D descriptors, GROUP = 1 folded in
-    for D, causal in [(64, False)] if args.quick else sorted(bwd_gluon.DKDV_WS_CONFIGS):
-        c = dict(bwd_gluon.DKDV_WS_CONFIGS[(D, causal)])
+    # the Gluon backward (step 6) as backward_gluon launches it: 4-D descriptors, GROUP = 1 folded in; the
+    # dK/dV kernel at each setting bwd_settings() picks (long and short sequences), the Gluon dQ kernel at
+    # GLUON_DQ; "regs" is the launch's cap, which setmaxnreg then splits (consumer_regs / loader_regs)
+    def desc4(rows: int, D: int) -> str:
+        box = [1, 1, rows, D]
+        return f"tensordesc<fp16{box},{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}>"
 
-        def desc4(rows: int, D=D) -> str:
-            box = [1, 1, rows, D]
-            return f"tensordesc<fp16{box},{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}>"
-
+    keys = [(64, False)] if args.quick else sorted(bwd_gluon.DKDV_WS_CONFIGS)
+    dkdv = {}
+    for D, causal in keys:
+        for n in (N, bwd_gluon.SHORT_N):
+            c = {k: v for k, v in bwd_gluon.bwd_settings(D, causal, n).items() if k != "DQ"}
+            dkdv[(D, causal, c["CONSUMERS"])] = c
+    for (D, causal, consumers), c in sorted(dkdv.items()):
         a = attention_args(D)
         a.update(
-            q_desc=desc4(c["BLOCK_M"]),
-            do_desc=desc4(c["BLOCK_M"]),
-            **{n: desc4(c["BLOCK_N"]) for n in ("k_desc", "v_desc", "dk_desc", "dv_desc")},
+            q_desc=desc4(c["BLOCK_M"], D),
+            do_desc=desc4(c["BLOCK_M"], D),
+            **{n: desc4(c["BLOCK_N"], D) for n in ("k_desc", "v_desc", "dk_desc", "dv_desc")},
         )
         build(
             {
@@ -180,7 +186,8 @@ def main(argv=None) -> int:
                 "mask": "causal" if causal else "none",
                 "BLOCK_M": c["BLOCK_M"],
                 "BLOCK_N": c["BLOCK_N"],
-                "consumer_regs": gluon.CONSUMER_REGS,
+                "CONSUMERS": consumers,
+                "consumer_regs": gluon.CONSUMER_REGS if consumers == 2 else bwd_gluon.ONE_CONSUMER_REGS,
                 "loader_regs": gluon.LOADER_REGS,
             },
             bwd_gluon.attn_bwd_dkdv_ws,
@@ -189,7 +196,60 @@ def main(argv=None) -> int:
             4,
             1,
             gluon=True,
-            maxnreg=gluon.MAXNREG,
+            maxnreg=bwd_gluon.MAXNREG[consumers],
+        )
+    # the step-4 forward at each FA3_CONFIGS setting (4-D descriptors, as for strided views): its register
+    # cap decides how many programs share an SM
+    for D, causal in keys:
+        c = dict(gluon.FA3_CONFIGS[(D, causal)])
+        maxnreg = c.pop("maxnreg", None)
+        a = attention_args(D)
+        a.update(q_desc=desc4(c["BLOCK_M"], D), o_desc=desc4(c["BLOCK_M"], D))
+        a.update(k_desc=desc4(c["BLOCK_N"], D), v_desc=desc4(c["BLOCK_N"], D))
+        build(
+            {
+                "kernel": "attn_fwd_fa3",
+                "D": D,
+                "mask": "causal" if causal else "none",
+                "BLOCK_M": c["BLOCK_M"],
+                "BLOCK_N": c["BLOCK_N"],
+                "maxnreg": maxnreg,
+            },
+            gluon.attn_fwd_fa3,
+            a,
+            dict(HEAD_DIM=D, CAUSAL=causal, HEADS=True, **c),
+            c["num_warps"],
+            1,
+            gluon=True,
+            maxnreg=maxnreg,
+        )
+    for D, causal in keys:
+        c = {k: v for k, v in bwd_gluon.GLUON_DQ.items() if k != "GLUON"}
+        a = attention_args(D)
+        a.update(
+            q_desc=desc4(c["BLOCK_M"], D),
+            do_desc=desc4(c["BLOCK_M"], D),
+            dq_desc=desc4(c["BLOCK_M"], D),
+            **{n: desc4(c["BLOCK_N"], D) for n in ("k_desc", "v_desc")},
+        )
+        build(
+            {
+                "kernel": "attn_bwd_dq_ws",
+                "D": D,
+                "mask": "causal" if causal else "none",
+                "BLOCK_M": c["BLOCK_M"],
+                "BLOCK_N": c["BLOCK_N"],
+                "CONSUMERS": 1,
+                "consumer_regs": bwd_gluon.ONE_CONSUMER_REGS,
+                "loader_regs": gluon.LOADER_REGS,
+            },
+            bwd_gluon.attn_bwd_dq_ws,
+            a,
+            dict(HEAD_DIM=D, CAUSAL=causal, **c, LOADER_REGS=gluon.LOADER_REGS),
+            4,
+            1,
+            gluon=True,
+            maxnreg=bwd_gluon.MAXNREG[1],
         )
 
     for lat, shape in ((lbm.D2Q9, (4096, 4096, 1)), (lbm.D3Q19, (256, 256, 256))):
