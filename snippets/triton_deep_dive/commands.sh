@@ -3,7 +3,7 @@
 # --8<-- [start:gpu_checks]
 python snippets/triton_deep_dive/attention.py     # 6 ragged shapes, fp16 and bf16, D 64 and 128, vs fp32
 python snippets/triton_deep_dive/attention_gluon.py  # attention() with the Gluon forward (Hopper only), gradients included
-python snippets/triton_deep_dive/attention_bwd_gluon.py  # the Gluon dK/dV kernel's gradients (Hopper only)
+python snippets/triton_deep_dive/attention_bwd_gluon.py  # the Gluon backward kernels' gradients (Hopper only)
 python snippets/triton_deep_dive/lbm.py           # Triton step = PyTorch step on larger grids, Taylor-Green n=64
 # --8<-- [end:gpu_checks]
 # --8<-- [start:cavity]
