@@ -3,10 +3,12 @@
 compiled for an H200 (sm_90) on any machine, no GPU needed.
 
 Each FlashAttention kernel (forward, dK/dV, dQ; fp16; per head dim and mask, with FWD_CONFIGS and
-BWD_CONFIGS), the warp-specialized Gluon dK/dV kernel of step 6 (DKDV_WS_CONFIGS), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
-with pipelining, the Gluon FA3 loop order, its warp-specialized ping-pong version; full attention) and
-the lattice Boltzmann kernels (D2Q9 and D3Q19, walls on every axis) is compiled with the installed Triton for sm_90 and its cubin read with the
-cuobjdump Triton ships: registers per thread, spilled bytes (stack frame), shared memory per program, and
+BWD_CONFIGS), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
+with pipelining, the Gluon FA3 loop order, its warp-specialized ping-pong version; full attention), the
+step-4 Gluon forward at every FA3_CONFIGS setting (with its register cap), the Gluon backward of step 6
+(the dK/dV kernel at every setting bwd_settings() launches, one or two consumers, and the dQ kernel at
+GLUON_DQ) and the lattice Boltzmann kernels (D2Q9 and D3Q19, walls on every axis) is compiled with the
+installed Triton for sm_90 and its cubin read with the cuobjdump Triton ships: registers per thread, spilled bytes (stack frame), shared memory per program, and
 whether the SASS uses the Hopper tensor-core instruction (HGMMA), the bulk tensor copy (TMA, UTMALDG) and
 the asynchronous global-to-shared copy of cp.async (LDGSTS).
 
