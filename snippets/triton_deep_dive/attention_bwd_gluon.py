@@ -370,8 +370,9 @@ class GluonAttention(torch.autograd.Function):
 
 
 def attention(q, k, v, causal=False, scale=None):
-    """attention.attention with both the forward and the dK/dV kernel in Gluon on Hopper (sm_90); elsewhere
-    (other GPUs, the interpreter) it is attention.attention."""
+    """attention.attention with the Gluon forward and backward_gluon on Hopper (sm_90): the dK/dV kernel in
+    Gluon, the dQ kernel in Gluon or attention.py's as bwd_settings picks; elsewhere (other GPUs, the
+    interpreter) it is attention.attention."""
     fa._check_inputs(q, k, v)
     if not fg.uses_gluon(q, k, v):
         return fa.attention(q, k, v, causal, scale)
@@ -405,7 +406,7 @@ if __name__ == "__main__":
         tol = 2e-2 if dtype == torch.bfloat16 else 5e-3
         errs = [fa.rel_err(o, ref)] + [fa.rel_err(g, r) for g, r in zip(grads, refs)]
         assert max(errs) < tol, (B, HQ, HKV, N, D, causal, dtype, errs)
-        # the other settings backward_gluon can run: one or two consumers, Delta in the dQ kernel or not
+        # the other settings backward_gluon can run: one or two dK/dV consumers, either dQ kernel, 3 dQ stages
         q, k, v = (fa._tma_ready(t.detach()) for t in (q, k, v))
         o, lse = fg.forward_gluon(q, k, v, causal, D ** -0.5)
         for kw in (dict(CONSUMERS=1), dict(CONSUMERS=2), dict(DQ=dict(GLUON=False)), dict(DQ=dict(STAGES=3))):

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A GPT-2-medium attention layer trained with the page's FlashAttention against SDPA (default backend).
 
-The page's attention is attention_bwd_gluon.attention: on Hopper the Gluon forward, the warp-specialized
-Gluon dK/dV kernel and attention.py's dQ kernel (attention.py's kernels elsewhere). Here q, k, v are
+The page's attention is attention_bwd_gluon.attention: on Hopper the Gluon forward and the backward that
+bwd_settings picks for the shape (at 1,024 tokens and head dim 64: the one-consumer Gluon dK/dV kernel and
+the Gluon dQ kernel); attention.py's kernels elsewhere. Here q, k, v are
 strided views of the QKV projection, which the Gluon kernels read through 4-D TMA descriptors without a
 copy; the step row records which forward ran.
 
