@@ -1,6 +1,6 @@
 """Version facts that "Triton Kernel Practice" states about the installed Triton (3.6), checked on
 the CPU so that an upgrade that changes one of them fails here instead of leaving the page wrong.
-Each test names the sentence it guards. About 5 s (three tiny kernels compiled for sm_90)."""
+Each test names the sentence it guards. About 5 s (tiny kernels compiled for sm_90)."""
 
 from __future__ import annotations
 
@@ -109,3 +109,55 @@ def test_tensor_descriptors_exist(name):
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     assert hasattr(tl, name) and hasattr(TensorDescriptor, "from_tensor")
+
+
+@triton.jit
+def _tma_dot_kernel(a_desc, b_desc, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([pm * BM, k]), b_desc.load([pn * BN, k]).T, acc)
+    offs_m = pm * BM + tl.arange(0, BM)
+    offs_n = pn * BN + tl.arange(0, BN)
+    tl.store(c_ptr + offs_m[:, None] * BN + offs_n[None, :], acc.to(tl.float16))
+
+
+def _compile_tma_dot(bm: int, bn: int, num_ctas: int) -> tuple[bool, str]:
+    """Compile _tma_dot_kernel for sm_90 in a fresh process: (compiled, PTX or the error output)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib.util, triton\n"
+        f"spec = importlib.util.spec_from_file_location('kp_facts', {__file__!r})\n"
+        "m = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(m)\n"
+        f"sig = {{'a_desc': 'tensordesc<fp16[{bm}, 64]>', 'b_desc': 'tensordesc<fp16[{bn}, 64]>', 'c_ptr': '*fp16',\n"
+        "       'K': 'i32', 'BM': 'constexpr', 'BN': 'constexpr', 'BK': 'constexpr'}\n"
+        f"src = m.ASTSource(m._tma_dot_kernel, sig, {{'BM': {bm}, 'BN': {bn}, 'BK': 64}})\n"
+        f"k = triton.compile(src, target=m.SM90, options={{'num_warps': 4, 'num_stages': 4, 'num_ctas': {num_ctas}}})\n"
+        "print(k.asm['ptx'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    return p.returncode == 0, p.stdout if p.returncode == 0 else p.stderr
+
+
+def test_clusters_without_multicast_on_hopper():
+    """'In Triton 3.6 on sm_90, num_ctas=2 splits one program's tile over a two-program cluster, and
+    each program loads its own operands: no TMA multicast is emitted, a 128 x 64 tile does not compile
+    ("Failed to find a valid layout"), and Gluon's Hopper TMA copy has no multicast argument'."""
+    from triton.experimental.gluon.language.nvidia.hopper import tma
+
+    ok, one = _compile_tma_dot(64, 64, 1)
+    assert ok and "m64n64k16" in one and "%cluster_ctarank" not in one
+    ok, two = _compile_tma_dot(64, 64, 2)
+    assert ok, two[-2000:]
+    assert "%cluster_ctarank" in two and "m64n32k16" in two  # a cluster of two, each with half the tile
+    bulk = re.findall(r"cp\.async\.bulk\.tensor\S*", two)
+    assert bulk and not any("multicast" in b for b in bulk), set(bulk)
+    ok, err = _compile_tma_dot(128, 64, 2)
+    assert not ok and "Failed to find a valid layout" in err, err[-2000:]
+    assert "multicast" not in inspect.signature(tma.async_copy_global_to_shared).parameters
