@@ -8,7 +8,7 @@ one written) and read + write for the copy. Target (issue 3): Triton add >= 0.97
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 8}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 8}
 
 import sys
 

@@ -13,10 +13,13 @@ Two more views of each call, shown beside the targets: "graph", the same call ca
 and timed the same way (so without the host: how decoders run these layers), and "host_us", the host's
 own time per call (measure.host_us). Where the host time exceeds the kernel's, do_bench's figure
 depends on how fast the host is at that moment.
+Rows "cublas_kernel" (fp16): what cuBLAS launched for each cell, from torch.profiler's trace: each
+kernel's name (NVIDIA's nvjet names encode the output tile, the K step and ring depth, and the
+thread-block cluster), its grid and block, registers per thread and shared memory.
 
     python scripts/measure/triton_kernel_practice/inference_gemm.py [--out data/triton_kernel_practice/inference_gemm.json]
 """
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 27}   # 29 s on the H200 (2026-12-01) at 20 ms per timing, before the graph and host columns
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 34}   # 29 s on the H200 (2026-12-01) at 20 ms per timing, before the graph and host columns
 
 import sys
 
@@ -37,6 +40,39 @@ def make_call(task):
     x = torch.randn(M, K, device="cuda", dtype=dtype)
     w = torch.randn(N, K, device="cuda", dtype=dtype)
     return lambda: lin.linear(x, w)
+
+
+def cublas_kernels(fn) -> list[dict]:
+    """The kernels one call of fn launches, from the profiler's trace: name, grid, block, registers, smem."""
+    import json
+    import os
+    import tempfile
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as f:
+            events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
+    finally:
+        os.unlink(path)
+    if not events:
+        sys.exit(f"{NAME}: the profiler saw no cuBLAS kernel")
+    out = []
+    for e in sorted(events, key=lambda e: e["ts"]):
+        a = e["args"]
+        name = e["name"].removeprefix("void ").split("(")[0].split("<")[0]
+        out.append({"kernel": name, "grid": "x".join(map(str, a["grid"])), "block": "x".join(map(str, a["block"])),
+                    "regs": a["registers per thread"], "smem_kb": a["shared memory"] / 1024})
+    return out
 
 
 def main(argv=None) -> int:
@@ -74,6 +110,9 @@ def main(argv=None) -> int:
                 graphs = {f"{impl} graph": measure.graphed(fn) for impl, fn in calls.items()}
                 each = measure.bench_each_round({**calls, **graphs}, rounds=ROUNDS, warmup=3, rep=12)
                 host = {impl: measure.host_us(fn) for impl, fn in calls.items()}
+                if tag == "fp16":
+                    for k in cublas_kernels(calls["cublas"]):
+                        rows.append({"dtype": tag, "impl": "cublas_kernel", "M": M, "shape": f"{N}x{K}", "N": N, "K": K, **k})
                 t_cublas, g_cublas = min(each["cublas"]), min(each["cublas graph"])
                 cfg = lin.linear_config(M, N, K)
                 for impl in calls:
@@ -115,6 +154,9 @@ def main(argv=None) -> int:
         # host time depends on the lent machine's CPU and its load: shown, never gated
         "host_us": {"unit": "µs", "noise": 1.0, "fmt": ".0f", "check": False},
         "host_us_cublas": {"unit": "µs", "noise": 1.0, "fmt": ".0f", "check": False},
+        # what cuBLAS chose, not what this page's code does: shown, never gated
+        "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d", "check": False},
+        "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f", "check": False},
     }
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=args.quick)

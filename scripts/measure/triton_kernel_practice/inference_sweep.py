@@ -10,7 +10,7 @@ tiles loaded through TMA descriptors with 128-wide K steps (impl tma_swap, tma_p
 TMA tiles with the ring depth and warp count set by hand (impl tma_ring: deeper rings of narrower K
 steps, the settings a wider search found fastest on these cells), and at M = 128 the 64-row tiles that
 cuBLAS runs there (impl tma_half: two programs along M read each weight tile, where cuBLAS's
-thread-block clusters load it once for both; table "cublas_kernel" names cuBLAS's kernels). Every version
+thread-block clusters load it once for both; inference_gemm.json names cuBLAS's kernels). Every version
 is checked against an fp32 product, then timed in ROUNDS rounds in turn (best median kept, the
 round-to-round spread recorded). The weight stream is N*K*bytes / time, against the copy bandwidth.
 Table "fp8_tma": FP8 e4m3 TMA configurations at 4096^3 and 8192^3 beside torch._scaled_mm.
@@ -18,9 +18,6 @@ Table "fp8_sweep": the split-K kernel with e4m3 operands and per-tensor scales a
 on the four weights, FP8_CANDIDATES beside torch._scaled_mm (both accumulation modes), ratio against
 the faster. linear.py's LINEAR_CONFIGS is chosen from the "sweep" rows and FP8_LINEAR_CONFIGS from
 the "fp8_sweep" rows (tests tie them).
-Table "cublas_kernel": what cuBLAS launched for each fp16 cell of the sweep, from torch.profiler's
-trace: each kernel's name (NVIDIA's nvjet names encode the output tile, the K step and ring depth,
-and the thread-block cluster), its grid and block, registers per thread and shared memory.
 
     python scripts/measure/triton_kernel_practice/inference_sweep.py [--out data/triton_kernel_practice/inference_sweep.json]
 """
@@ -130,39 +127,6 @@ def label(impl: str, cfg: dict) -> str:
     return f"{impl}{swap} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}{tail}"
 
 
-def cublas_kernels(fn) -> list[dict]:
-    """The kernels one call of fn launches, from the profiler's trace: name, grid, block, registers, smem."""
-    import json
-    import os
-    import tempfile
-
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path, encoding="utf-8") as f:
-            events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
-    finally:
-        os.unlink(path)
-    if not events:
-        sys.exit(f"{NAME}: the profiler saw no cuBLAS kernel")
-    out = []
-    for e in sorted(events, key=lambda e: e["ts"]):
-        a = e["args"]
-        name = e["name"].removeprefix("void ").split("(")[0].split("<")[0]
-        out.append({"kernel": name, "grid": "x".join(map(str, a["grid"])), "block": "x".join(map(str, a["block"])),
-                    "regs": a["registers per thread"], "smem_kb": a["shared memory"] / 1024})
-    return out
-
-
 def make_call(task):
     """task -> a zero-argument call on fresh random inputs (used by the warm-up pool too)."""
     import torch
@@ -246,8 +210,6 @@ def main(argv=None) -> int:
                     row.update({k: v for k, v in cfg.items()})
                     rows.append(row)
                 best = max((r for r in rows[-len(each):]), key=lambda r: r["ratio_cublas"])
-                rows += [{"table": "cublas_kernel", "dtype": tag, "M": M, "N": N, "K": K, "shape": f"{N}x{K}", **k}
-                         for k in cublas_kernels(fns["cublas"][2])]
                 print(f"{tag} M={M:<4} {N}x{K}: cuBLAS {t_cublas * 1e3:6.1f} us, best {best['config']:<28} "
                       f"{best['ratio_cublas']:.2f}x, {best['frac_copy']:.2f} of copy", flush=True)
                 del x, ref
@@ -337,9 +299,6 @@ def main(argv=None) -> int:
         "ratio_best": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
         "ratio_best_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
         "tflops_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
-        # what cuBLAS chose, not what this page's code does: shown, never gated
-        "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d", "check": False},
-        "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f", "check": False},
     }
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=args.quick)
