@@ -315,40 +315,52 @@ def backward_gluon(q, k, v, o, lse, do, causal, scale, **overrides):
     """dQ, dK, dV: attention.py's preprocess (Delta), then the two warp-specialized kernels above.
     q, k, v, o, do must already be what TMA can read (fa._tma_ready); lse is the forward's, log2 domain.
     Settings: bwd_settings(D, causal, N); overrides replace the dK/dV kernel's, and DQ=dict(...) the dQ
-    kernel's (GLUON=True or False picks the kernel)."""
+    kernel's (GLUON=True or False picks the kernel). The three launches are planned once per input layout
+    (attention_gluon.Launch)."""
     B, HQ, N, D = q.shape
     HKV = k.shape[1]
-    cfg = bwd_settings(D, causal, N)
-    dq_cfg = {**cfg.pop("DQ"), **overrides.pop("DQ", {})}
-    cfg.update(overrides)
-    gluon_dq = dq_cfg.pop("GLUON")
-    maxnreg = cfg.pop("maxnreg", MAXNREG[cfg["CONSUMERS"]])
-    regs = dict(CONSUMER_REGS=cfg.pop("CONSUMER_REGS", fg.CONSUMER_REGS),
-                LOADER_REGS=cfg.pop("LOADER_REGS", fg.LOADER_REGS))
+    key = ("bwd", fg._layout_key(q, k, v, o, do), bool(causal), repr(overrides))
+    launches = fg._LAUNCHES.get(key)
+    if launches is None:
+        launches = fg._LAUNCHES[key] = _bwd_launches(q, k, causal, dict(overrides))
+    pre, dq_launch, dkdv = launches
     triton.set_allocator(fa._alloc)
     delta = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
     dq, dk, dv = fa._empty_like_layout(q), fa._empty_like_layout(k), fa._empty_like_layout(v)
-    fa.attn_bwd_preprocess[(triton.cdiv(N, 64), B * HQ)](o, do, delta, *o.stride()[:3], *do.stride()[:3], HQ, N,
-                                                         HEAD_DIM=D, BLOCK_M=64)
-    if gluon_dq:
+    pre(o, do, delta, *o.stride()[:3], *do.stride()[:3], HQ, N)
+    if dq_launch.kernel is attn_bwd_dq_ws:
+        bm, bn = dq_launch.kw["BLOCK_M"], dq_launch.kw["BLOCK_N"]
+        dq_launch(*(fg._desc(t, rows, True) for t, rows in ((q, bm), (do, bm), (k, bn), (v, bn), (dq, bm))),
+                  lse, delta, HQ, HQ // HKV, N, scale, scale * fa.LOG2E)
+    else:
+        dq_launch(q, k, v, do, dq, lse, delta, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *do.stride()[:3],
+                  *dq.stride()[:3], HQ, HQ // HKV, N, scale, scale * fa.LOG2E)
+    bm, bn = dkdv.kw["BLOCK_M"], dkdv.kw["BLOCK_N"]
+    dkdv(*(fg._desc(t, rows, True) for t, rows in ((q, bm), (do, bm), (k, bn), (v, bn), (dk, bn), (dv, bn))),
+         lse, delta, HQ, HKV, HQ // HKV, N, scale, scale * fa.LOG2E)
+    return dq, dk, dv
+
+
+def _bwd_launches(q, k, causal, overrides):
+    """backward_gluon's three launches for this input layout: preprocess, dQ (Gluon or attention.py's), dK/dV."""
+    B, HQ, N, D = q.shape
+    cfg = bwd_settings(D, causal, N)
+    dq_cfg = {**cfg.pop("DQ"), **overrides.pop("DQ", {})}
+    cfg.update(overrides)
+    cfg = {"maxnreg": MAXNREG[cfg["CONSUMERS"]], "CONSUMER_REGS": fg.CONSUMER_REGS, "LOADER_REGS": fg.LOADER_REGS,
+           **cfg}
+    pre = fg.Launch(fa.attn_bwd_preprocess, (triton.cdiv(N, 64), B * HQ), HEAD_DIM=D, BLOCK_M=64)
+    if dq_cfg.pop("GLUON"):
         dq_cfg = {k: dq_cfg.get(k, GLUON_DQ[k]) for k in ("BLOCK_M", "BLOCK_N", "STAGES")}
-        bm, bn = dq_cfg["BLOCK_M"], dq_cfg["BLOCK_N"]
-        descs = [fg._desc(t, rows, True) for t, rows in ((q, bm), (do, bm), (k, bn), (v, bn), (dq, bm))]
-        attn_bwd_dq_ws[(triton.cdiv(N, bm), B * HQ)](
-            *descs, lse, delta, HQ, HQ // HKV, N, scale, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal),
-            **dq_cfg, LOADER_REGS=fg.LOADER_REGS, num_warps=4, maxnreg=MAXNREG[1])
+        dq = fg.Launch(attn_bwd_dq_ws, (triton.cdiv(N, dq_cfg["BLOCK_M"]), B * HQ), HEAD_DIM=D, CAUSAL=bool(causal),
+                       **dq_cfg, LOADER_REGS=fg.LOADER_REGS, num_warps=4, maxnreg=MAXNREG[1])
     else:
         m2, n2, w2, s2 = fa.BWD_CONFIGS[(D, bool(causal))]["DQ"]
-        fa.attn_bwd_dq[(triton.cdiv(N, m2), B * HQ)](
-            q, k, v, do, dq, lse, delta, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *do.stride()[:3],
-            *dq.stride()[:3], HQ, HQ // HKV, N, scale, scale * fa.LOG2E,
-            HEAD_DIM=D, BLOCK_M=m2, BLOCK_N=n2, CAUSAL=bool(causal), num_warps=w2, num_stages=s2)
-    bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
-    descs = [fg._desc(t, rows, True) for t, rows in ((q, bm), (do, bm), (k, bn), (v, bn), (dk, bn), (dv, bn))]
-    attn_bwd_dkdv_ws[(triton.cdiv(N, cfg["CONSUMERS"] * bn), B * HKV)](
-        *descs, lse, delta, HQ, HKV, HQ // HKV, N, scale, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal),
-        **cfg, **regs, num_warps=4, maxnreg=maxnreg)
-    return dq, dk, dv
+        dq = fg.Launch(fa.attn_bwd_dq, (triton.cdiv(N, m2), B * HQ), HEAD_DIM=D, BLOCK_M=m2, BLOCK_N=n2,
+                       CAUSAL=bool(causal), num_warps=w2, num_stages=s2)
+    dkdv = fg.Launch(attn_bwd_dkdv_ws, (triton.cdiv(N, cfg["CONSUMERS"] * cfg["BLOCK_N"]), B * k.shape[1]),
+                     HEAD_DIM=D, CAUSAL=bool(causal), num_warps=4, **cfg)
+    return pre, dq, dkdv
 
 
 class GluonAttention(torch.autograd.Function):

@@ -15,6 +15,7 @@ its own directory for the input checks, the fp32 reference and the backward kern
 """
 # needs: gpu
 # --8<-- [start:kernel]
+import functools
 import math
 
 import torch
@@ -198,15 +199,57 @@ FA3_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, K_STAGES=2, V_STAGES=2
                (128, True): dict(BLOCK_M=128, BLOCK_N=128, K_STAGES=2, V_STAGES=2, num_warps=8)}
 
 
+@functools.lru_cache(maxsize=None)
+def _layout(block: tuple, dtype: torch.dtype) -> gl.NVMMASharedLayout:
+    """The shared-memory layout (swizzle) of a TMA box: the same for every call with this box and dtype, so
+    it is worked out once; get_default_for costs several µs of Python on each call otherwise."""
+    return gl.NVMMASharedLayout.get_default_for(list(block), getattr(gl, str(dtype)[6:]))
+
+
 def _desc(t: torch.Tensor, block_rows: int, heads: bool) -> TensorDescriptor:
     """A TMA descriptor over a (B, H, N, D) tensor. heads: 4-D, as the tensor lies in memory, boxes of
     (1, 1, block_rows, D); it follows the strides, so head views of one packed QKV projection need no copy
     (fa._tma_ready has checked what TMA needs). Else 2-D over the (B*H*N, D) rows of a contiguous tensor."""
     if not heads:
         t = t.view(-1, t.shape[-1])
-    block = [1, 1, block_rows, t.shape[-1]] if heads else [block_rows, t.shape[-1]]
-    layout = gl.NVMMASharedLayout.get_default_for(block, getattr(gl, str(t.dtype)[6:]))
-    return TensorDescriptor(t, list(t.shape), list(t.stride()), block, layout)
+    block = (1, 1, block_rows, t.shape[-1]) if heads else (block_rows, t.shape[-1])
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), list(block), _layout(block, t.dtype))
+
+
+class Launch:
+    """One kernel with its grid, constexprs and launch options fixed (kw), for one input layout.
+    kernel[grid](*args, **kw) runs the JIT's dispatch on every call: it binds the arguments, builds the
+    specialization key (each argument's type, pointer alignment, integers equal to 1 or divisible by 16,
+    each descriptor's dtype, box and layout) and looks it up. A Launch does that on its first call only,
+    then hands the arguments to the compiled kernel, constexprs positional in signature order. The
+    wrappers keep one per key in _LAUNCHES; the key (shapes, strides, dtype, mask, descriptor kind,
+    settings) fixes everything the JIT specializes on, so the compiled kernel stays the right one.
+    Launch.JIT = True sends every call through kernel[grid] again (the GPT-2 producer times both)."""
+    JIT = False
+
+    def __init__(self, kernel, grid, **kw):
+        self.kernel, self.grid, self.kw, self.run = kernel, grid, kw, None
+
+    def __call__(self, *args):
+        if Launch.JIT:
+            self.kernel[self.grid](*args, **self.kw)
+            return
+        if self.run is None:            # first call: the JIT compiles the kernel or loads it from its cache
+            compiled = self.kernel.warmup(*args, grid=self.grid, **self.kw)
+            rest = self.kernel.params[len(args):]
+            assert all(p.is_constexpr for p in rest), f"{self.kernel.__name__}: pass every runtime argument"
+            self.tail = [self.kw[p.name] if p.name in self.kw else p.default for p in rest]
+            self.run = compiled[self.grid]
+        self.run(*args, *self.tail)
+
+
+_LAUNCHES: dict = {}
+
+
+def _layout_key(*tensors) -> tuple:
+    """What a Launch's key takes from its tensors: shapes and strides (dtype and device from the first;
+    fa._tma_ready has made every base 16-byte aligned)."""
+    return (tensors[0].dtype, tensors[0].device, *((t.shape, t.stride()) for t in tensors))
 
 
 def _prepare(q, k, v, heads, who):
@@ -230,16 +273,20 @@ def forward_fa3(q, k, v, causal=False, scale=None, heads=None, **overrides):
     when q, k, v are all contiguous, 4-D otherwise (the "Step by step" table times both on the same inputs)."""
     q, k, v, heads = _prepare(q, k, v, heads, "forward_fa3")
     B, HQ, N, D = q.shape
-    cfg = {**FA3_CONFIGS[(D, bool(causal))], **overrides}
+    key = ("fa3", _layout_key(q, k, v), bool(causal), heads, repr(overrides))
+    launch = _LAUNCHES.get(key)
+    if launch is None:                                        # once per input layout
+        cfg = {**FA3_CONFIGS[(D, bool(causal))], **overrides}
+        launch = _LAUNCHES[key] = Launch(attn_fwd_fa3, (triton.cdiv(N, cfg["BLOCK_M"]), B * HQ), HEAD_DIM=D,
+                                         CAUSAL=bool(causal), HEADS=heads, **cfg)
     scale = D ** -0.5 if scale is None else float(scale)
     o = fa._empty_like_layout(q)
     lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
-    grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * HQ)
     triton.set_allocator(fa._alloc)                           # launch scratch, as for attention.py's kernels
-    descs = (_desc(q, cfg["BLOCK_M"], heads), _desc(k, cfg["BLOCK_N"], heads), _desc(v, cfg["BLOCK_N"], heads),
-             _desc(o, cfg["BLOCK_M"], True))       # O always 4-D: the TMA store leaves rows past N unwritten
-    attn_fwd_fa3[grid](*descs, lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=bool(causal),
-                       HEADS=bool(heads), **cfg)
+    bm, bn = launch.kw["BLOCK_M"], launch.kw["BLOCK_N"]
+    launch(_desc(q, bm, heads), _desc(k, bn, heads), _desc(v, bn, heads),
+           _desc(o, bm, True),                 # O always 4-D: the TMA store leaves rows past N unwritten
+           lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E)
     return o, lse
 
 
@@ -477,22 +524,25 @@ def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides)
     STAGES, PERSISTENT: one program per SM instead of one per row block)."""
     q, k, v, heads = _prepare(q, k, v, heads, "forward_pingpong")
     B, HQ, N, D = q.shape
-    cfg = {**PINGPONG_CONFIGS.get((D, bool(causal)), PINGPONG_DEFAULT), **overrides}
-    persistent = cfg.pop("PERSISTENT")
-    maxnreg = cfg.pop("maxnreg", MAXNREG)
-    regs = dict(CONSUMER_REGS=cfg.pop("CONSUMER_REGS", CONSUMER_REGS), LOADER_REGS=cfg.pop("LOADER_REGS", LOADER_REGS))
+    key = ("pingpong", _layout_key(q, k, v), bool(causal), heads, repr(overrides))
+    launch = _LAUNCHES.get(key)
+    if launch is None:                                        # once per input layout
+        cfg = {**PINGPONG_CONFIGS.get((D, bool(causal)), PINGPONG_DEFAULT), **overrides}
+        persistent = cfg.pop("PERSISTENT")
+        cfg = {"maxnreg": MAXNREG, "CONSUMER_REGS": CONSUMER_REGS, "LOADER_REGS": LOADER_REGS, **cfg}
+        n_tiles = triton.cdiv(N, 2 * cfg["BLOCK_M"]) * B * HQ    # row blocks of 2 * BLOCK_M queries, all heads
+        # persistent: one program per SM (the kernel needs a whole SM's registers), each walking several blocks
+        sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+        launch = _LAUNCHES[key] = Launch(attn_fwd_pingpong, (min(n_tiles, sms) if persistent else n_tiles,),
+                                         HEAD_DIM=D, CAUSAL=bool(causal), HEADS=heads, num_warps=4, **cfg)
     scale = D ** -0.5 if scale is None else float(scale)
     o = fa._empty_like_layout(q)
     lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
-    n_tiles = triton.cdiv(N, 2 * cfg["BLOCK_M"]) * B * HQ    # row blocks of 2 * BLOCK_M queries, all heads
-    # persistent: one program per SM (the kernel needs a whole SM's registers), each walking several blocks
-    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
-    grid = (min(n_tiles, sms) if persistent else n_tiles,)
     triton.set_allocator(fa._alloc)
-    descs = (_desc(q, cfg["BLOCK_M"], heads), _desc(k, cfg["BLOCK_N"], heads), _desc(v, cfg["BLOCK_N"], heads),
-             _desc(o, cfg["BLOCK_M"], True))       # O always 4-D: the TMA store leaves rows past N unwritten
-    attn_fwd_pingpong[grid](*descs, lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, n_tiles, HEAD_DIM=D,
-                            CAUSAL=bool(causal), HEADS=bool(heads), **cfg, **regs, num_warps=4, maxnreg=maxnreg)
+    bm, bn = launch.kw["BLOCK_M"], launch.kw["BLOCK_N"]
+    launch(_desc(q, bm, heads), _desc(k, bn, heads), _desc(v, bn, heads),
+           _desc(o, bm, True),                 # O always 4-D: the TMA store leaves rows past N unwritten
+           lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, triton.cdiv(N, 2 * bm) * B * HQ)
     return o, lse
 # --8<-- [end:pingpong_wrapper]
 
