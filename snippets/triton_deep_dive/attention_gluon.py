@@ -228,7 +228,8 @@ class Launch:
     JIT = False
 
     def __init__(self, kernel, grid, **kw):
-        self.kernel, self.grid, self.kw, self.run = kernel, grid, kw, None
+        self.kernel, self.kw, self.run = kernel, kw, None
+        self.grid = (*grid, 1, 1)[:3]                 # the compiled kernel's runner takes all three dims
 
     def __call__(self, *args):
         if Launch.JIT:
