@@ -592,3 +592,50 @@ def test_tma_config_is_the_tuning_tables_fastest_within_noise():
         assert chosen, f"{tag}: TMA_CONFIGS {c} was never timed by the tuning script"
         best = max(tma, key=lambda r: r["tflops"])
         assert chosen[0]["tflops"] >= (1 - noise) * best["tflops"], (tag, chosen[0], best)
+
+
+_WS_CHECK = """
+import sys
+sys.path.insert(0, {scripts!r})
+from triton.experimental.gluon import language as gl
+from sitekit import measure
+from measure.triton_kernel_practice.linear_ws import CONFIGS
+import linear_ws
+for dtype, tag in ((gl.float16, "fp16"), (gl.bfloat16, "bf16")):
+    for bn, bk, cons, stages in CONFIGS:
+        def desc(block):
+            return f"tensordesc<{{tag}}{{block}},{{gl.NVMMASharedLayout.get_default_for(block, dtype)!r}}>"
+        const = dict(BM=64, BN=bn, BK=bk, STAGES=stages, CONSUMERS=cons)
+        sig = {{"x_desc": desc([64, bk]), "w_desc": desc([bn, bk]), "y_desc": desc([64, bn]), "K": "i32",
+               **{{n: "constexpr" for n in const}}}}
+        u = measure.sm90_compile(linear_ws.linear_ws_kernel, sig, const, {{}}, 4, 1, gluon=True)
+        print(tag, bn, bk, cons, stages, u["spill_bytes"], u["smem_bytes"], u["num_warps"], u["sass"].count("HGMMA"),
+              u["sass"].count("UTMALDG"), u["ptx"].count("wgmma.wait_group.sync.aligned 1;"))
+"""
+
+
+def test_linear_ws_settings_compile_for_sm90_without_spills(tmp_path):
+    """Every setting the linear_ws producer times, compiled for sm_90 (no GPU needed): no spills, the ring and
+    the output tiles fit in an H200 SM's 227 KiB of shared memory, 4 + 1 warps (8 allocated) or 4 + 4 + 1 (12),
+    wgmma (HGMMA) fed by TMA loads (UTMALDG), and a wgmma wait that keeps one group in flight."""
+    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(SNIPPETS)}
+    code = _WS_CHECK.format(scripts=str(ROOT / "scripts"))
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = [line.split() for line in out.stdout.splitlines() if line.strip()]
+    assert len(lines) == 12, out.stdout
+    for tag, bn, bk, cons, stages, spill, smem, warps, hgmma, tma, overlap in lines:
+        assert int(spill) == 0 and int(smem) <= 227 * 1024, (tag, bn, bk, cons, stages, spill, smem)
+        assert int(warps) == (12 if cons == "2" else 8) and int(hgmma) > 0 and int(tma) > 0 and int(overlap) >= 1, (
+            tag,
+            bn,
+            bk,
+            cons,
+            stages,
+            warps,
+            hgmma,
+            tma,
+            overlap,
+        )
