@@ -8,8 +8,6 @@ snippets/triton_kernel_practice/linear_ws.py` on an H100/H200.
 """
 # needs: gpu
 # --8<-- [start:kernel]
-import functools
-
 import torch
 import triton
 from triton.experimental import gluon
@@ -89,48 +87,33 @@ def linear_ws_kernel(x_desc, w_desc, y_desc, K, BM: gl.constexpr, BN: gl.constex
 
 
 # --8<-- [start:wrapper]
-@functools.lru_cache(maxsize=None)
-def _layout(block: tuple, dtype: torch.dtype) -> gl.NVMMASharedLayout:
-    return gl.NVMMASharedLayout.get_default_for(list(block), getattr(gl, str(dtype)[6:]))
-
-
-def _desc(t: torch.Tensor, block: tuple) -> TensorDescriptor:
-    return TensorDescriptor(t, list(t.shape), list(t.stride()), list(block), _layout(block, t.dtype))
-
-
-_PLANS: dict = {}
+def _desc(t: torch.Tensor, block: list) -> TensorDescriptor:
+    layout = gl.NVMMASharedLayout.get_default_for(block, getattr(gl, str(t.dtype)[6:]))
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), block, layout)
 
 
 def linear_ws(x: torch.Tensor, w: torch.Tensor, BN: int = 64, BK: int = 64, STAGES: int = 8,
               CONSUMERS: int = 1) -> torch.Tensor:
-    """y = x @ w.T for x (M, K), w (N, K), fp16 or bf16, on Hopper; 64-token tiles (one wgmma's M).
-    The first call for an input layout and setting goes through the JIT; later ones launch the compiled
-    kernel directly (the launch-cost section: a 10-40 us kernel must not wait on the host)."""
+    """y = x @ w.T for x (M, K), w (N, K), fp16 or bf16, on Hopper; 64-token tiles (one wgmma's M)."""
     if not (isinstance(x, torch.Tensor) and isinstance(w, torch.Tensor) and x.dim() == 2 and w.dim() == 2):
         raise ValueError("linear_ws: need x (M, K) and w (N, K) as 2-D tensors")
     if x.shape[1] != w.shape[1]:
         raise ValueError(f"linear_ws: x (M, K) = {tuple(x.shape)} and w (N, K) = {tuple(w.shape)} differ in K")
+    if not (x.is_cuda and w.is_cuda) or torch.cuda.get_device_capability(x.device)[0] != 9:
+        raise RuntimeError("linear_ws: needs CUDA tensors on a Hopper GPU (sm_90); Gluon has no interpreter mode")
     if x.dtype != w.dtype or x.dtype not in (torch.float16, torch.bfloat16):
         raise ValueError(f"linear_ws: x and w must both be float16 or both bfloat16, got {x.dtype}, {w.dtype}")
     x, w = (t if t.stride(1) == 1 and (t.stride(0) * 2) % 16 == 0 and t.data_ptr() % 16 == 0 else t.contiguous()
             for t in (x, w))
     M, K = x.shape
     N = w.shape[0]
-    key = (x.shape, x.stride(), w.shape, w.stride(), x.dtype, x.device, BN, BK, STAGES, CONSUMERS)
-    run = _PLANS.get(key)
-    if run is None:                                  # once per input layout and setting
-        if not (x.is_cuda and w.is_cuda) or torch.cuda.get_device_capability(x.device)[0] != 9:
-            raise RuntimeError("linear_ws: needs CUDA tensors on a Hopper GPU (sm_90); Gluon has no interpreter mode")
-        if (K * 2) % 16 or (N * 2) % 16:
-            raise ValueError(f"linear_ws: TMA needs rows of a multiple of 16 bytes: K = {K} and N = {N} must be "
-                             "multiples of 8")
+    if (K * 2) % 16 or (N * 2) % 16:
+        raise ValueError(f"linear_ws: TMA needs rows of a multiple of 16 bytes: K = {K} and N = {N} must be "
+                         "multiples of 8")
     y = torch.empty((M, N), device=x.device, dtype=x.dtype)
-    args = (_desc(x, (64, BK)), _desc(w, (BN, BK)), _desc(y, (64, BN)), K)
-    consts = dict(BM=64, BN=BN, BK=BK, STAGES=STAGES, CONSUMERS=CONSUMERS)
-    if run is None:
-        grid = (triton.cdiv(M, 64), triton.cdiv(N, CONSUMERS * BN), 1)
-        run = _PLANS[key] = linear_ws_kernel.warmup(*args, grid=grid, **consts, num_warps=4)[grid]
-    run(*args, *consts.values())                     # constexprs positional, in signature order
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, CONSUMERS * BN))
+    linear_ws_kernel[grid](_desc(x, [64, BK]), _desc(w, [BN, BK]), _desc(y, [64, BN]), K, BM=64, BN=BN, BK=BK,
+                           STAGES=STAGES, CONSUMERS=CONSUMERS, num_warps=4)
     return y
 # --8<-- [end:wrapper]
 

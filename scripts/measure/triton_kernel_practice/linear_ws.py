@@ -7,16 +7,13 @@ y = x @ W.T, W (N, K) in nn.Linear layout, M = 128, (N, K) in {(4096, 4096), (11
 setting in CONFIGS (weight rows per consumer BN, K step BK, consumers per program, ring depth) is checked
 against an fp32 product, then cuBLAS (torch.nn.functional.linear), linear() and every setting are timed
 in turn in ROUNDS rounds (do_bench with its L2 flush, best median), and once more captured in a CUDA
-graph. Rows "ws": one per setting; row "ws_best" (kind "best"): the fastest setting of the cell in this
-run, with its target (>= 1.0x cuBLAS, issue 12); which setting that is may change between runs.
-linear() does not dispatch to this kernel. A first probe timed with do_bench_cudagraph, which does not
-flush L2 between replays, had this kernel 1.28x cuBLAS at 4096 x 4096: the 32 MiB weight stayed in the
-H200's L2. With the flush (this producer, as every timing of the page) that lead is gone.
+graph. Rows "ws": one per setting; row "ws_best": the fastest setting of the cell, with its target
+(>= 1.0x cuBLAS, issue 12). linear() does not dispatch to this kernel yet.
 
     python scripts/measure/triton_kernel_practice/linear_ws.py [--out data/triton_kernel_practice/linear_ws.json]
 """
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 60, "chosen": {"best": ["config"]}}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 60}
 
 import sys
 
@@ -77,7 +74,7 @@ def main(argv=None) -> int:
                     cell.append(row)
                 rows.append(row)
             best = max(cell, key=lambda r: r["ratio_cublas"])
-            rows.append({**best, "impl": "ws_best", "kind": "best", "met_cublas": best["ratio_cublas"] >= TARGET})
+            rows.append({**best, "impl": "ws_best", "met_cublas": best["ratio_cublas"] >= TARGET})
             print(
                 f"{tag} {N}x{K}: cuBLAS {t_cb * 1e3:.1f} us; linear() {rows[-len(calls)]['ratio_cublas']:.2f}x; "
                 f"best ws {best['config']} {best['ratio_cublas']:.2f}x (graph {best['ratio_cublas_graph']:.2f}x)",
