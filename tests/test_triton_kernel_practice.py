@@ -424,7 +424,7 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
     _assert_table_is_the_sweeps_fastest(
         sweep,
         lin.linear_config,
-        ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "num_warps", "num_stages"),
+        ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "M_FIRST", "num_warps", "num_stages"),
         "ratio_cublas",
     )
 
@@ -510,10 +510,16 @@ def test_compiled_launch_paths_pass_arguments_in_signature_order(monkeypatch):
     for dtype in (torch.float16, torch.bfloat16):
         for M, N, K, split in ((3, 40, 96, 1), (19, 33, 200, 3)):
             for tma in (False, True):
-                for _ in range(2):  # the first call plans, the second reuses the plan
-                    lin.check(
-                        lin.linear_splitk, dtype, M, N, K, SPLIT_K=split, TMA=tma, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32
-                    )
+                for m_first in (False, True):
+                    for _ in range(2):  # the first call plans, the second reuses the plan (and its descriptors)
+                        kw = dict(SPLIT_K=split, TMA=tma, M_FIRST=m_first, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+                        lin.check(lin.linear_splitk, dtype, M, N, K, **kw)
+    # a TMA plan keeps its two descriptor objects between calls but no tensor: each call points them
+    # at its own x and W, and lets go of them once the launch has read their addresses
+    plans = [p for p in lin._PLANS.values() if p["tma"]]
+    assert plans and all(
+        p["desc"] is not None and p["desc"][0].base is None and p["desc"][1].base is None for p in plans
+    )
     lin.check_fp8(lin.linear_splitk, 5, 48, 96, True, SPLIT_K=2, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
     monkeypatch.setattr(sm, "INTERPRET", False)
     monkeypatch.setattr(sm, "_check", lambda x: x if x.dim() == 2 else x.reshape(-1, x.shape[-1]))

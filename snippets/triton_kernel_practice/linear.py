@@ -25,11 +25,11 @@ def linear_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
                   SWAP_AB: tl.constexpr,             # compute y^T = W x^T: W's rows fill the MMA's M side
                   SPLIT: tl.constexpr,               # several programs share one tile's K range
                   SCALE: tl.constexpr,               # 0 none, 1 per-tensor, 2 per-row (FP8)
-                  EVEN_K: tl.constexpr):             # K % BLOCK_K == 0: no mask on the K loop
+                  EVEN_K: tl.constexpr,              # K % BLOCK_K == 0: no mask on the K loop
+                  M_FIRST: tl.constexpr):            # tile order: along M first (see _tile)
     pid = tl.program_id(0)                           # which (BLOCK_M, BLOCK_N) tile of y
     pid_k = tl.program_id(1)                         # which slice of K
-    num_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = pid // num_n, pid % num_n
+    pid_m, pid_n = _tile(pid, M, N, BLOCK_M, BLOCK_N, M_FIRST)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
@@ -62,6 +62,21 @@ def linear_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
         acc = tl.trans(acc)                          # back to (BLOCK_M, BLOCK_N)
     _epilogue(acc, pid, pid_k, offs_m, offs_n, M, N, y_ptr, stride_ym, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
               BLOCK_M, BLOCK_N, SPLIT, SCALE)
+
+
+@triton.jit
+def _tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, M_FIRST: tl.constexpr):
+    # Which tile of y program `pid` computes. With M_FIRST, consecutive programs take the M tiles of
+    # one weight tile: when M spans two tiles, the two programs that read the same BLOCK_N rows of W
+    # are launched side by side and run at the same time, so the weight tile comes from DRAM once and
+    # the second program's loads of it hit L2 (the part of a thread-block cluster's multicast that the
+    # launch order can give). Otherwise N first: the programs of one M tile sweep the whole weight.
+    if M_FIRST:
+        num_m = tl.cdiv(M, BLOCK_M)
+        return pid % num_m, pid // num_m
+    else:
+        num_n = tl.cdiv(N, BLOCK_N)
+        return pid // num_n, pid % num_n
 
 
 @triton.jit
@@ -104,14 +119,13 @@ def _epilogue(acc, pid, pid_k, offs_m, offs_n, M, N, y_ptr, stride_ym, ws_ptr, c
 def linear_tma_kernel(x_desc, w_desc, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
                       M, N, K, split_tiles, stride_ym,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      SWAP_AB: tl.constexpr, SPLIT: tl.constexpr, SCALE: tl.constexpr):
+                      SWAP_AB: tl.constexpr, SPLIT: tl.constexpr, SCALE: tl.constexpr, M_FIRST: tl.constexpr):
     # The same tiles, split and epilogue; x and W arrive as TMA descriptors. The TMA unit fetches
     # each (rows, BLOCK_K) box into shared memory, zero-filling rows past M or N, and the loop below
     # is software-pipelined over num_stages buffers with mbarriers: no address arithmetic, no masks.
     pid = tl.program_id(0)
     pid_k = tl.program_id(1)
-    num_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = pid // num_n, pid % num_n
+    pid_m, pid_n = _tile(pid, M, N, BLOCK_M, BLOCK_N, M_FIRST)
     k_lo = pid_k * split_tiles * BLOCK_K
     k_hi = tl.minimum(K, k_lo + split_tiles * BLOCK_K)
     if SWAP_AB:
@@ -203,8 +217,16 @@ def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
     consts = dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, SWAP_AB=cfg["SWAP_AB"], SPLIT=n_split > 1, SCALE=scale)
     if not tma:
         consts["EVEN_K"] = K % BK == 0
+    consts["M_FIRST"] = bool(cfg.get("M_FIRST", False))   # in the kernels' signature order: the last constexpr
+    desc = None
+    if tma and not INTERPRET:
+        # Two descriptor objects for every later call: each call only points them at its tensors
+        # (same shape, strides and alignment: that is the plan's key). Triton's launcher still
+        # encodes a CUtensorMap from each on every launch.
+        desc = (TensorDescriptor.from_tensor(x, [BM, BK]), TensorDescriptor.from_tensor(w, [BN, BK]))
+        desc[0].base = desc[1].base = None
     return dict(M=M, N=N, K=K, ws=ws, cnt=cnt, scale=scale, split_tiles=split_tiles, grid=(tiles, n_split, 1),
-                out_dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype), tma=tma,
+                out_dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype), tma=tma, desc=desc,
                 consts=consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], runner=None)
 
 
@@ -220,12 +242,16 @@ def _run(plan, x, w, x_scale, w_scale):
     scales = (ws if x_scale is None else x_scale, ws if w_scale is None else w_scale)
     if INTERPRET and x.dtype == torch.bfloat16:      # the interpreter's tl.dot mishandles bf16 (see gemm.py)
         x, w = x.float(), w.float()
+    desc = plan["desc"]
     if plan["tma"]:
         c = plan["consts"]
         kernel = linear_tma_kernel
-        args = (TensorDescriptor.from_tensor(x, [c["BLOCK_M"], c["BLOCK_K"]]),
-                TensorDescriptor.from_tensor(w, [c["BLOCK_N"], c["BLOCK_K"]]),
-                y, ws, plan["cnt"], *scales, M, N, plan["K"], plan["split_tiles"], N)
+        if desc is None:                             # the interpreter (whose x and W may be fp32 copies)
+            desc = (TensorDescriptor.from_tensor(x, [c["BLOCK_M"], c["BLOCK_K"]]),
+                    TensorDescriptor.from_tensor(w, [c["BLOCK_N"], c["BLOCK_K"]]))
+        else:
+            desc[0].base, desc[1].base = x, w
+        args = (*desc, y, ws, plan["cnt"], *scales, M, N, plan["K"], plan["split_tiles"], N)
     else:
         kernel = linear_kernel
         args = (x, w, y, ws, plan["cnt"], *scales, M, N, plan["K"], plan["split_tiles"], x.stride(0), w.stride(0), N)
@@ -233,11 +259,15 @@ def _run(plan, x, w, x_scale, w_scale):
     if INTERPRET:
         kernel[plan["grid"]](*args, **consts, num_warps=plan["num_warps"], num_stages=plan["num_stages"])
         return y
-    if plan["runner"] is None:                       # first call: the JIT compiles (or loads) the kernel
-        compiled = kernel.warmup(*args, **consts, num_warps=plan["num_warps"],
-                                 num_stages=plan["num_stages"], grid=plan["grid"])
-        plan["runner"] = compiled[plan["grid"]]
-    plan["runner"](*args, *consts.values())          # the compiled kernel; constexprs positional, in order
+    try:
+        if plan["runner"] is None:                   # first call: the JIT compiles (or loads) the kernel
+            compiled = kernel.warmup(*args, **consts, num_warps=plan["num_warps"],
+                                     num_stages=plan["num_stages"], grid=plan["grid"])
+            plan["runner"] = compiled[plan["grid"]]
+        plan["runner"](*args, *consts.values())      # the compiled kernel; constexprs positional, in order
+    finally:
+        if plan["tma"] and plan["desc"] is not None:  # the launch has read the addresses: hold no tensor
+            plan["desc"][0].base = plan["desc"][1].base = None
     return y
 
 
@@ -256,7 +286,7 @@ _PLANS = {}
 
 
 def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SPLIT_K=1,
-                  SWAP_AB=True, TMA=False, num_warps=4, num_stages=4, out_dtype=None):
+                  SWAP_AB=True, TMA=False, M_FIRST=False, num_warps=4, num_stages=4, out_dtype=None):
     """y = (x @ W.T) [* scales]; x (M, K), W (N, K). One launch of (tiles, SPLIT_K) programs, of
     linear_kernel (pointer loads) or, with TMA=True, of linear_tma_kernel (TMA descriptors).
 
@@ -264,7 +294,7 @@ def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, B
     launch grid and the JIT's dispatch (argument binding, specialization key, cache lookup) are paid
     once per shape; later calls allocate y and launch the compiled kernel."""
     cfg = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, SPLIT_K=SPLIT_K, SWAP_AB=SWAP_AB, TMA=TMA,
-               num_warps=num_warps, num_stages=num_stages)
+               M_FIRST=M_FIRST, num_warps=num_warps, num_stages=num_stages)
     key = (_key(x, w, x_scale, w_scale), out_dtype, *cfg.values())
     plan = _PLANS.get(key)
     if plan is None:
@@ -277,13 +307,13 @@ def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, B
 # The fastest Triton setting of each cell of the inference sweep on the H200 (fp16,
 # data/triton_kernel_practice/inference_sweep.json; a test ties the two). M is rounded up to the next
 # bucket; other (N, K) take the setting of the measured shape with the nearest weight size.
-LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, [TMA,] warps, stages
+LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, [TMA, M_FIRST,] warps, stages
     (1, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (8, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (16, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (32, 4096, 4096): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (64, 4096, 4096): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
-    (128, 4096, 4096): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=2, TMA=True, num_warps=8, num_stages=8),
+    (128, 4096, 4096): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4, num_stages=6),
     (1, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (8, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (16, 11008, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
@@ -295,13 +325,13 @@ LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLI
     (16, 4096, 11008): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (32, 4096, 11008): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (64, 4096, 11008): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
-    (128, 4096, 11008): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SWAP_AB=False, SPLIT_K=2, TMA=True, num_warps=8, num_stages=8),
+    (128, 4096, 11008): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4, num_stages=6),
     (1, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (8, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
     (16, 8192, 8192): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (32, 8192, 8192): dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, num_warps=4, num_stages=4),
     (64, 8192, 8192): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
-    (128, 8192, 8192): dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=8, num_stages=4),
+    (128, 8192, 8192): dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4, num_stages=8),
 }
 M_BUCKETS = (1, 8, 16, 32, 64, 128)
 
@@ -368,9 +398,14 @@ if __name__ == "__main__":
             for swap in (False, True):
                 for split in (1, 3):
                     for tma in (False, True):
-                        check(linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, TMA=tma, **small)
+                        for m_first in ((False, True) if M > 16 else (False,)):   # two M tiles: both orders
+                            check(linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, TMA=tma,
+                                  M_FIRST=m_first, **small)
+        for _ in range(2):   # new tensors of a planned shape: the plan's descriptors point at them
+            check(linear_splitk, dtype, 17, 70, 64, TMA=True, M_FIRST=True, **small)
         check(linear, dtype, 3, 50, 72)
-    print("linear: pointer and TMA kernels, split-K and swap-AB, fp16 and bf16, ragged shapes, match float64")
+    print("linear: pointer and TMA kernels, split-K, swap-AB and both tile orders, fp16 and bf16, ragged shapes, "
+          "match float64")
 # --8<-- [end:check]
 
 

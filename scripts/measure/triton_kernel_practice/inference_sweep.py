@@ -8,9 +8,11 @@ kernel of snippets/triton_kernel_practice/linear.py with small tiles, + split-K,
 (W's rows on the MMA's M side), swapped + split-K at several splits and tile widths, and the same
 tiles loaded through TMA descriptors with 128-wide K steps (impl tma_swap, tma_plain), and at M >= 64
 TMA tiles with the ring depth and warp count set by hand (impl tma_ring: deeper rings of narrower K
-steps, the settings a wider search found fastest on these cells), and at M = 128 the 64-row tiles that
-cuBLAS runs there (impl tma_half: two programs along M read each weight tile, where cuBLAS's
-thread-block clusters load it once for both; inference_gemm.json names cuBLAS's kernels). Every version
+steps, the settings a wider search found fastest on these cells), and at M = 128 tiles of 64 rows of x,
+the height cuBLAS runs there (inference_gemm.json names cuBLAS's kernels): two programs along M read
+each weight tile, which cuBLAS's thread-block clusters load once for both. impl tma_half launches those
+two programs side by side (M_FIRST), so the second finds the tile in L2; tma_half_nfirst is the same
+kernel in the N-first order, where the two are a whole row of weight tiles apart. Every version
 is checked against an fp32 product, then timed in ROUNDS rounds in turn (best median kept, the
 round-to-round spread recorded). The weight stream is N*K*bytes / time, against the copy bandwidth.
 Table "fp8_tma": FP8 e4m3 TMA configurations at 4096^3 and 8192^3 beside torch._scaled_mm.
@@ -85,8 +87,9 @@ RING = {
 }
 
 
-# cuBLAS's tile at M = 128 on the H200 (64 x 64, a deep ring) without its cluster: (BLOCK_K, num_stages)
-HALF = [(128, 6), (64, 12)]
+# 64-row tiles at M = 128 (cuBLAS's 64 x 64 on 4096 x 4096, with a deep ring) without a cluster:
+# (BLOCK_N, BLOCK_K, num_stages); the first is also timed in the N-first tile order
+HALF = [(64, 128, 6), (64, 64, 12), (128, 64, 8), (128, 128, 4)]
 
 
 def kernel_settings(M: int, BLOCK_N: int, SWAP_AB: bool, SPLIT_K: int, elt: int = 2, BLOCK_K: int | None = None,
@@ -114,15 +117,17 @@ def candidates(M: int) -> list[tuple[str, dict]]:
         c += [("tma_ring", dict(BLOCK_M=M, BLOCK_N=bn, BLOCK_K=bk, SWAP_AB=swap, SPLIT_K=s, TMA=True, num_warps=w,
                                 num_stages=st)) for swap, bn, bk, s, w, st in RING[M]]
     if M == 128:
-        c += [("tma_half", dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=bk, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4,
-                                num_stages=st)) for bk, st in HALF]
+        half = [dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_K=bk, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4,
+                     num_stages=st) for bn, bk, st in HALF]
+        c += [("tma_half", cfg) for cfg in half]
+        c += [("tma_half_nfirst", {**half[0], "M_FIRST": False})]
     return c
 
 
 def label(impl: str, cfg: dict) -> str:
     if not cfg:
         return impl
-    tail = f" w{cfg['num_warps']} s{cfg['num_stages']}" if impl in ("tma_ring", "tma_half") else ""
+    tail = f" w{cfg['num_warps']} s{cfg['num_stages']}" if impl in ("tma_ring", "tma_half", "tma_half_nfirst") else ""
     swap = (" swap" if cfg["SWAP_AB"] else " plain") if impl == "tma_ring" else ""
     return f"{impl}{swap} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}{tail}"
 

@@ -133,7 +133,7 @@ def main(argv=None) -> int:
                "cnt_ptr": "*i32", "sx_ptr": "*fp32", "sw_ptr": "*fp32", "M": bm, "N": 4096, "K": 4096,
                "split_tiles": 8, "stride_xm": 4096, "stride_wn": 4096, "stride_ym": 4096}
         const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SWAP_AB": swap, "SPLIT": split,
-                 "SCALE": 1 if dt == "fp8" else 0, "EVEN_K": True}
+                 "SCALE": 1 if dt == "fp8" else 0, "EVEN_K": True, "M_FIRST": False}
         build({"table": "linear", "kernel": "linear", "dtype": dt, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
                "swap_ab": "on" if swap else "off", "split": "on" if split else "off", "num_warps": w, "num_stages": st},
               lin.linear_kernel, sig, const, w, st)
