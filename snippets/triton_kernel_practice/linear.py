@@ -148,6 +148,65 @@ def linear_tma_kernel(x_desc, w_desc, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
 # --8<-- [end:kernel]
 
 
+# --8<-- [start:streamk]
+@triton.jit(do_not_specialize=["M", "per_prog"])
+def linear_streamk_kernel(x_desc, w_desc, y_ptr, ws_ptr, cnt_ptr, M, N, K, per_prog, stride_ym,
+                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                          SWAP_AB: tl.constexpr, MAX_SEG: tl.constexpr):
+    # Stream-K: the K steps of all tiles, tile after tile, form one sequence of num_tiles * k_steps
+    # iterations, and program p runs iterations [p * per_prog, (p + 1) * per_prog) of it. Every program
+    # streams the same amount of W whatever the tile count, so no wave is left half empty. A tile
+    # whose K steps fall to one program is stored directly; one cut between programs is finished
+    # like split-K: each part writes an fp32 partial to the tile's slots, and the last to arrive adds
+    # the parts in order and stores y.
+    pid = tl.program_id(0)
+    k_steps = tl.cdiv(K, BLOCK_K)
+    num_m = tl.cdiv(M, BLOCK_M)
+    total = num_m * tl.cdiv(N, BLOCK_N) * k_steps
+    it = pid * per_prog
+    end = tl.minimum(it + per_prog, total)
+    tile_idx = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    while it < end:
+        tile = it // k_steps
+        seg_end = tl.minimum(end, (tile + 1) * k_steps)
+        pid_m, pid_n = tile % num_m, tile // num_m     # M first, as _tile(M_FIRST=True)
+        if SWAP_AB:
+            acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+        else:
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(it - tile * k_steps, seg_end - tile * k_steps):
+            x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
+            if SWAP_AB:
+                acc = tl.dot(w, x.T, acc)
+            else:
+                acc = tl.dot(x, w.T, acc)
+        if SWAP_AB:
+            acc = tl.trans(acc)
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
+        first = (tile * k_steps) // per_prog           # the programs that share this tile's K steps
+        n_seg = ((tile + 1) * k_steps - 1) // per_prog - first + 1
+        if n_seg == 1:
+            tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+        else:
+            slots = ws_ptr + tile.to(tl.int64) * MAX_SEG * BLOCK_M * BLOCK_N
+            tl.store(slots + (pid - first) * BLOCK_M * BLOCK_N + tile_idx, acc)
+            tl.debug_barrier()                         # every thread's partial is written ...
+            arrived = tl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel", scope="gpu")   # ... before we count
+            if arrived == n_seg - 1:
+                tl.debug_barrier()
+                acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+                for s in range(0, n_seg):
+                    acc += tl.load(slots + s * BLOCK_M * BLOCK_N + tile_idx, cache_modifier=".cg")
+                tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+                tl.atomic_xchg(cnt_ptr + tile, 0)      # leave the counter at zero for the next call
+        it = seg_end
+# --8<-- [end:streamk]
+
+
 # --8<-- [start:launch]
 _SCRATCH = {}
 
@@ -196,6 +255,30 @@ def _tma_ok(x, w) -> bool:
     return not ((x.stride(0) * elt) % 16 or (w.stride(0) * elt) % 16 or x.data_ptr() % 16 or w.data_ptr() % 16)
 
 
+def _programs(device, per_sm: int) -> int:
+    """per_sm programs for each multiprocessor (the interpreter stands in three, so small tests cut tiles)."""
+    if INTERPRET:
+        return 3 * per_sm
+    return per_sm * torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def _plan_streamk(x, w, cfg: dict, out_dtype):
+    """The stream-K launch: as many programs as STREAM_K per multiprocessor, each given the same
+    number of K steps (per_prog) of the tile-after-tile sequence; at most MAX_SEG programs share a tile."""
+    if not cfg.get("TMA"):
+        raise ValueError("linear: STREAM_K loads through TMA descriptors: pass TMA=True")
+    M, K = x.shape
+    N = w.shape[0]
+    BM, BN, BK = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    k_steps = triton.cdiv(K, BK)
+    tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
+    per_prog = triton.cdiv(tiles * k_steps, min(tiles * k_steps, _programs(x.device, cfg["STREAM_K"])))
+    max_seg = triton.cdiv(k_steps - 1, per_prog) + 1
+    ws, cnt = _scratch(x.device, tiles * max_seg * BM * BN, tiles)
+    return dict(grid=(triton.cdiv(tiles * k_steps, per_prog), 1, 1), per_prog=per_prog, ws=ws, cnt=cnt,
+                consts=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, SWAP_AB=cfg["SWAP_AB"], MAX_SEG=max_seg))
+
+
 def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
     """Everything about a call that depends only on shapes, dtypes, strides and alignment: checked and
     computed once, then reused by every call with the same key (see _key)."""
@@ -203,6 +286,8 @@ def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
     M, K = x.shape
     N = w.shape[0]
     BM, BN, BK = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    if cfg.get("STREAM_K") and x_scale is not None:
+        raise ValueError("linear: the stream-K kernel takes float16 and bfloat16 only (no FP8 scales)")
     split_tiles = triton.cdiv(triton.cdiv(K, cfg["SPLIT_K"]), BK)
     n_split = triton.cdiv(K, split_tiles * BK)       # may be fewer than asked when K is short
     tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
@@ -225,9 +310,12 @@ def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
         # encodes a CUtensorMap from each on every launch.
         desc = (TensorDescriptor.from_tensor(x, [BM, BK]), TensorDescriptor.from_tensor(w, [BN, BK]))
         desc[0].base = desc[1].base = None
-    return dict(M=M, N=N, K=K, ws=ws, cnt=cnt, scale=scale, split_tiles=split_tiles, grid=(tiles, n_split, 1),
+    plan = dict(M=M, N=N, K=K, ws=ws, cnt=cnt, scale=scale, split_tiles=split_tiles, grid=(tiles, n_split, 1),
                 out_dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype), tma=tma, desc=desc,
-                consts=consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], runner=None)
+                consts=consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], runner=None, streamk=False)
+    if cfg.get("STREAM_K"):
+        plan.update(streamk=True, **_plan_streamk(x, w, cfg, out_dtype))
+    return plan
 
 
 def _run(plan, x, w, x_scale, w_scale):
@@ -252,6 +340,9 @@ def _run(plan, x, w, x_scale, w_scale):
         else:
             desc[0].base, desc[1].base = x, w
         args = (*desc, y, ws, plan["cnt"], *scales, M, N, plan["K"], plan["split_tiles"], N)
+        if plan["streamk"]:
+            kernel = linear_streamk_kernel
+            args = (*desc, y, ws, plan["cnt"], M, N, plan["K"], plan["per_prog"], N)
     else:
         kernel = linear_kernel
         args = (x, w, y, ws, plan["cnt"], *scales, M, N, plan["K"], plan["split_tiles"], x.stride(0), w.stride(0), N)
@@ -286,15 +377,16 @@ _PLANS = {}
 
 
 def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SPLIT_K=1,
-                  SWAP_AB=True, TMA=False, M_FIRST=False, num_warps=4, num_stages=4, out_dtype=None):
+                  SWAP_AB=True, TMA=False, M_FIRST=False, STREAM_K=0, num_warps=4, num_stages=4, out_dtype=None):
     """y = (x @ W.T) [* scales]; x (M, K), W (N, K). One launch of (tiles, SPLIT_K) programs, of
-    linear_kernel (pointer loads) or, with TMA=True, of linear_tma_kernel (TMA descriptors).
+    linear_kernel (pointer loads) or, with TMA=True, of linear_tma_kernel (TMA descriptors); with
+    TMA=True and STREAM_K=k, of linear_streamk_kernel on k programs per multiprocessor.
 
     A kernel that runs for 10-20 us must not spend longer than that on the host: the checks, the
     launch grid and the JIT's dispatch (argument binding, specialization key, cache lookup) are paid
     once per shape; later calls allocate y and launch the compiled kernel."""
     cfg = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, SPLIT_K=SPLIT_K, SWAP_AB=SWAP_AB, TMA=TMA,
-               M_FIRST=M_FIRST, num_warps=num_warps, num_stages=num_stages)
+               M_FIRST=M_FIRST, STREAM_K=STREAM_K, num_warps=num_warps, num_stages=num_stages)
     key = (_key(x, w, x_scale, w_scale), out_dtype, *cfg.values())
     plan = _PLANS.get(key)
     if plan is None:
@@ -367,8 +459,8 @@ def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
             cfg.update(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
         copy = x2.stride(-1) != 1
         x2 = x2.contiguous() if copy else x2
-        if cfg.get("TMA") and not _tma_ok(x2, w):  # a shape the TMA kernel cannot take: pointer loads
-            cfg["TMA"] = False
+        if cfg.get("TMA") and not _tma_ok(x2, w):  # a shape the TMA kernels cannot take: pointer loads
+            cfg.update(TMA=False, STREAM_K=0)
         plan = _plan(x2, w, None, None, cfg, None)
         plan["contiguous"] = copy
         _PLANS[key] = plan
@@ -403,9 +495,13 @@ if __name__ == "__main__":
                                   M_FIRST=m_first, **small)
         for _ in range(2):   # new tensors of a planned shape: the plan's descriptors point at them
             check(linear_splitk, dtype, 17, 70, 64, TMA=True, M_FIRST=True, **small)
+        for per_sm in (1, 2):   # stream-K, at sizes where programs share tiles
+            for M, N, K in ((1, 40, 96), (17, 70, 200)) if INTERPRET else ((1, 4096, 11008), (17, 11008, 4096)):
+                for swap in (False, True):
+                    check(linear_splitk, dtype, M, N, K, TMA=True, STREAM_K=per_sm, SWAP_AB=swap, **small)
         check(linear, dtype, 3, 50, 72)
-    print("linear: pointer and TMA kernels, split-K, swap-AB and both tile orders, fp16 and bf16, ragged shapes, "
-          "match float64")
+    print("linear: pointer and TMA kernels, split-K, stream-K, swap-AB and both tile orders, fp16 and bf16, "
+          "ragged shapes, match float64")
 # --8<-- [end:check]
 
 
