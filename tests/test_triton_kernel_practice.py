@@ -450,7 +450,7 @@ def test_fp8_linear_choices_are_the_fp8_sweeps_fastest():
     assert {(r["M"], r["N"], r["K"]) for r in sweep} == set(lin.FP8_LINEAR_CONFIGS), (
         "table and sweep cover different cells"
     )
-    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "num_warps", "num_stages")
+    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "M_FIRST", "num_warps", "num_stages")
     _assert_table_is_the_sweeps_fastest(sweep, lin.linear_fp8_config, keys, "ratio_best")
 
 
@@ -460,6 +460,7 @@ def test_fp8_linear_config_buckets():
     assert lin.linear_fp8_config(40, 8192, 8192) == {**lin.FP8_LINEAR_CONFIGS[(64, 8192, 8192)], "BLOCK_M": 64}
     assert lin.linear_fp8_config(100, 8192, 8192) == {**lin.FP8_LINEAR_CONFIGS[(128, 8192, 8192)], "BLOCK_M": 128}
     assert lin.linear_fp8_config(17, 4096, 4096)["BLOCK_M"] == 32  # the tile follows the bucket, not a fixed 128
+    assert lin.linear_fp8_config(100, 4096, 4096)["BLOCK_M"] == lin.FP8_LINEAR_CONFIGS[(128, 4096, 4096)]["BLOCK_M"]
     assert lin.linear_fp8_config(8, 8000, 8000) == lin.linear_fp8_config(8, 8192, 8192)  # nearest weight size
     assert lin.linear_fp8_config(129, 4096, 4096) is None  # many rows: the persistent TMA kernel
 

@@ -593,9 +593,10 @@ def matmul_fp8_tma(a, w, a_scale, w_scale, out_dtype=torch.bfloat16, **config):
 # scales, on the H200; a test ties the two). e4m3 halves the bytes of a K step, so most winners take
 # 256-wide steps (256 bytes of each row) and deeper rings than the 16-bit table. M rounds up to 1, 16,
 # 32, 64 or 128 (BLOCK_M 16, 16, 32, 64, 128: at M = 64 a 128-row tile would spend half of its MMA
-# work and of its x buffers on rows that do not exist); other (N, K) take the setting of the measured
-# shape with the nearest weight size.
-FP8_LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, TMA, num_warps, num_stages
+# work and of its x buffers on rows that do not exist), unless an entry sets its own BLOCK_M (64 rows
+# in the M-first order at M = 128); other (N, K) take the setting of the measured shape with the
+# nearest weight size.
+FP8_LINEAR_CONFIGS = {  # (M bucket, N, K): [BLOCK_M,] BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, TMA, [M_FIRST,] warps, stages
     (1, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
     (1, 11008, 4096): dict(BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
     (1, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
@@ -612,9 +613,9 @@ FP8_LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, 
     (64, 11008, 4096): dict(BLOCK_N=128, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=False, num_warps=4, num_stages=4),
     (64, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=False, num_warps=4, num_stages=6),
     (64, 8192, 8192): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
-    (128, 4096, 4096): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=True, num_warps=4, num_stages=4),
+    (128, 4096, 4096): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4, num_stages=6),
     (128, 11008, 4096): dict(BLOCK_N=128, BLOCK_K=128, SWAP_AB=False, SPLIT_K=1, TMA=True, num_warps=4, num_stages=6),
-    (128, 4096, 11008): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=2, TMA=True, num_warps=8, num_stages=4),
+    (128, 4096, 11008): dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=256, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4, num_stages=6),
     (128, 8192, 8192): dict(BLOCK_N=64, BLOCK_K=256, SWAP_AB=True, SPLIT_K=1, TMA=False, num_warps=4, num_stages=4),
 }
 FP8_M_BUCKETS = (1, 16, 32, 64, 128)
@@ -623,7 +624,8 @@ FP8_M_BUCKETS = (1, 16, 32, 64, 128)
 def linear_fp8_config(M: int, N: int, K: int) -> dict | None:
     """The settings linear_fp8() uses for this shape, or None for M > 128 (the persistent TMA kernel)."""
     cfg = _bucket_config(FP8_LINEAR_CONFIGS, FP8_M_BUCKETS, M, N, K)
-    return cfg if cfg is None else dict(cfg, BLOCK_M=max(16, next(b for b in FP8_M_BUCKETS if M <= b)))
+    # BLOCK_M follows the bucket unless the entry sets its own (64-row tiles in the M-first order at 128)
+    return cfg if cfg is None else {"BLOCK_M": max(16, next(b for b in FP8_M_BUCKETS if M <= b)), **cfg}
 
 
 _FP8_CFG = {}

@@ -64,15 +64,24 @@ FP8_CANDIDATES = {
 }
 
 
+# and at M = 128, 64-row TMA tiles in the M-first order (as the 16-bit tma_half rows): (BLOCK_N, BLOCK_K, num_stages)
+FP8_HALF = [(64, 256, 6), (64, 128, 10), (128, 128, 6), (128, 256, 4)]
+
+
 def fp8_candidates(M: int) -> list[dict]:
     bm = max(16, next(b for b in FP8_MS if M <= b))
     keys = ("BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "num_warps", "num_stages")
-    return [dict(BLOCK_M=bm, **dict(zip(keys, c))) for c in FP8_CANDIDATES[bm]]
+    out = [dict(BLOCK_M=bm, **dict(zip(keys, c))) for c in FP8_CANDIDATES[bm]]
+    if bm == 128:
+        out += [dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_K=bk, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4,
+                     num_stages=st) for bn, bk, st in FP8_HALF]
+    return out
 
 
 def fp8_label(cfg: dict) -> str:
     return (f"{'swap' if cfg['SWAP_AB'] else 'plain'}{' tma' if cfg['TMA'] else ''} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x"
-            f"{cfg['BLOCK_K']} S{cfg['SPLIT_K']} w{cfg['num_warps']} s{cfg['num_stages']}")
+            f"{cfg['BLOCK_K']} S{cfg['SPLIT_K']} w{cfg['num_warps']} s{cfg['num_stages']}"
+            f"{' mf' if cfg.get('M_FIRST') else ''}")
 
 
 # TMA settings with the ring depth and warps chosen by hand, from a search over BLOCK_N in {64, 128},
@@ -116,6 +125,11 @@ def candidates(M: int) -> list[tuple[str, dict]]:
         c += [("tma_swap", kernel_settings(M, 128, True, 1, BLOCK_K=128, TMA=True))]
         c += [("tma_ring", dict(BLOCK_M=M, BLOCK_N=bn, BLOCK_K=bk, SWAP_AB=swap, SPLIT_K=s, TMA=True, num_warps=w,
                                 num_stages=st)) for swap, bn, bk, s, w, st in RING[M]]
+    if M <= 64:   # stream-K: the K steps of all tiles shared evenly by one or two programs per SM
+        bm = max(16, 1 << (M - 1).bit_length())
+        for bn, st, per_sm in ((64, 4, 1), (64, 6, 1), (64, 4 if bm <= 32 else 3, 2), (128, 4, 1)):
+            c += [("stream_k", dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True,
+                                    STREAM_K=per_sm, num_warps=4, num_stages=st))]
     if M == 128:
         half = [dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_K=bk, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4,
                      num_stages=st) for bn, bk, st in HALF]
@@ -127,7 +141,9 @@ def candidates(M: int) -> list[tuple[str, dict]]:
 def label(impl: str, cfg: dict) -> str:
     if not cfg:
         return impl
-    tail = f" w{cfg['num_warps']} s{cfg['num_stages']}" if impl in ("tma_ring", "tma_half", "tma_half_nfirst") else ""
+    tail = f" w{cfg['num_warps']} s{cfg['num_stages']}" if impl in ("tma_ring", "tma_half", "tma_half_nfirst", "stream_k") else ""
+    if impl == "stream_k":
+        tail += f" p{cfg['STREAM_K']}"
     swap = (" swap" if cfg["SWAP_AB"] else " plain") if impl == "tma_ring" else ""
     return f"{impl}{swap} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}{tail}"
 
