@@ -82,37 +82,49 @@ def _tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, M_FIRST: tl.c
 @triton.jit
 def _epilogue(acc, pid, pid_k, offs_m, offs_n, M, N, y_ptr, stride_ym, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT: tl.constexpr, SCALE: tl.constexpr):
-    rows = tl.where(offs_m < M, offs_m, 0)
-    cols = tl.where(offs_n < N, offs_n, 0)
-    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-    y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
     if SPLIT:
         # Each program writes its fp32 partial tile to a workspace and counts itself in; the last
         # of the tile's programs to arrive adds the partials and writes y. One launch, no atomics
         # on y, the same result whichever program comes last (it always adds in split order).
         n_split = tl.num_programs(1)
-        tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
         ws_tile = ws_ptr + pid.to(tl.int64) * n_split * BLOCK_M * BLOCK_N
-        tl.store(ws_tile + pid_k * BLOCK_M * BLOCK_N + tile, acc)
-        tl.debug_barrier()                           # every thread's partial is written ...
-        arrived = tl.atomic_add(cnt_ptr + pid, 1, sem="acq_rel", scope="gpu")   # ... before we count
-        if arrived == n_split - 1:
-            tl.debug_barrier()
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for s in range(0, n_split):
-                acc += tl.load(ws_tile + s * BLOCK_M * BLOCK_N + tile, cache_modifier=".cg")  # from L2
-            if SCALE == 1:
-                acc = acc * (tl.load(sx_ptr) * tl.load(sw_ptr))
-            if SCALE == 2:
-                acc = acc * tl.load(sx_ptr + rows)[:, None] * tl.load(sw_ptr + cols)[None, :]
-            tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
-            tl.atomic_xchg(cnt_ptr + pid, 0)         # leave the counter at zero for the next call
+        last, acc = _add_parts(acc, ws_tile, pid_k, n_split, cnt_ptr + pid, BLOCK_M, BLOCK_N)
+        if last:
+            _store(acc, offs_m, offs_n, M, N, y_ptr, stride_ym, sx_ptr, sw_ptr, SCALE)
     else:
-        if SCALE == 1:
-            acc = acc * (tl.load(sx_ptr) * tl.load(sw_ptr))
-        if SCALE == 2:
-            acc = acc * tl.load(sx_ptr + rows)[:, None] * tl.load(sw_ptr + cols)[None, :]
-        tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+        _store(acc, offs_m, offs_n, M, N, y_ptr, stride_ym, sx_ptr, sw_ptr, SCALE)
+
+
+@triton.jit
+def _add_parts(acc, slots, part, n_parts, counter, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # Write this program's partial tile to slot `part` and count in on `counter`. The last of the
+    # n_parts programs to arrive gets back the sum of all slots, in slot order, and resets the counter.
+    tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    tl.store(slots + part * BLOCK_M * BLOCK_N + tile, acc)
+    tl.debug_barrier()                               # every thread's partial is written ...
+    arrived = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")   # ... before we count
+    last = arrived == n_parts - 1
+    if last:
+        tl.debug_barrier()
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for s in range(0, n_parts):
+            acc += tl.load(slots + s * BLOCK_M * BLOCK_N + tile, cache_modifier=".cg")  # from L2
+        tl.atomic_xchg(counter, 0)                   # leave the counter at zero for the next call
+    return last, acc
+
+
+@triton.jit
+def _store(acc, offs_m, offs_n, M, N, y_ptr, stride_ym, sx_ptr, sw_ptr, SCALE: tl.constexpr):
+    # SCALE 1: one scale per tensor, 2: one per row of x and of W (FP8), applied once per output
+    if SCALE == 1:
+        acc = acc * (tl.load(sx_ptr) * tl.load(sw_ptr))
+    if SCALE == 2:
+        rows = tl.where(offs_m < M, offs_m, 0)
+        cols = tl.where(offs_n < N, offs_n, 0)
+        acc = acc * tl.load(sx_ptr + rows)[:, None] * tl.load(sw_ptr + cols)[None, :]
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
+    tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit(do_not_specialize=["M", "split_tiles"])
@@ -128,6 +140,17 @@ def linear_tma_kernel(x_desc, w_desc, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
     pid_m, pid_n = _tile(pid, M, N, BLOCK_M, BLOCK_N, M_FIRST)
     k_lo = pid_k * split_tiles * BLOCK_K
     k_hi = tl.minimum(K, k_lo + split_tiles * BLOCK_K)
+    acc = _tma_tile(x_desc, w_desc, pid_m, pid_n, k_lo, k_hi, BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    _epilogue(acc, pid, pid_k, offs_m, offs_n, M, N, y_ptr, stride_ym, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
+              BLOCK_M, BLOCK_N, SPLIT, SCALE)
+
+
+@triton.jit
+def _tma_tile(x_desc, w_desc, pid_m, pid_n, k_lo, k_hi, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+              BLOCK_K: tl.constexpr, SWAP_AB: tl.constexpr):
+    # One (BLOCK_M, BLOCK_N) tile of x @ W.T over K in [k_lo, k_hi), accumulated in fp32
     if SWAP_AB:
         acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
     else:
@@ -141,10 +164,7 @@ def linear_tma_kernel(x_desc, w_desc, y_ptr, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
             acc = tl.dot(x, w.T, acc)
     if SWAP_AB:
         acc = tl.trans(acc)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    _epilogue(acc, pid, pid_k, offs_m, offs_n, M, N, y_ptr, stride_ym, ws_ptr, cnt_ptr, sx_ptr, sw_ptr,
-              BLOCK_M, BLOCK_N, SPLIT, SCALE)
+    return acc
 # --8<-- [end:kernel]
 
 
@@ -165,44 +185,23 @@ def linear_streamk_kernel(x_desc, w_desc, y_ptr, ws_ptr, cnt_ptr, M, N, K, per_p
     total = num_m * tl.cdiv(N, BLOCK_N) * k_steps
     it = pid * per_prog
     end = tl.minimum(it + per_prog, total)
-    tile_idx = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
     while it < end:
         tile = it // k_steps
         seg_end = tl.minimum(end, (tile + 1) * k_steps)
         pid_m, pid_n = tile % num_m, tile // num_m     # M first, as _tile(M_FIRST=True)
-        if SWAP_AB:
-            acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
-        else:
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for k in range(it - tile * k_steps, seg_end - tile * k_steps):
-            x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
-            w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
-            if SWAP_AB:
-                acc = tl.dot(w, x.T, acc)
-            else:
-                acc = tl.dot(x, w.T, acc)
-        if SWAP_AB:
-            acc = tl.trans(acc)
+        acc = _tma_tile(x_desc, w_desc, pid_m, pid_n, (it - tile * k_steps) * BLOCK_K,
+                        (seg_end - tile * k_steps) * BLOCK_K, BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB)
         offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-        y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
         first = (tile * k_steps) // per_prog           # the programs that share this tile's K steps
         n_seg = ((tile + 1) * k_steps - 1) // per_prog - first + 1
         if n_seg == 1:
-            tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+            _store(acc, offs_m, offs_n, M, N, y_ptr, stride_ym, y_ptr, y_ptr, 0)
         else:
             slots = ws_ptr + tile.to(tl.int64) * MAX_SEG * BLOCK_M * BLOCK_N
-            tl.store(slots + (pid - first) * BLOCK_M * BLOCK_N + tile_idx, acc)
-            tl.debug_barrier()                         # every thread's partial is written ...
-            arrived = tl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel", scope="gpu")   # ... before we count
-            if arrived == n_seg - 1:
-                tl.debug_barrier()
-                acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-                for s in range(0, n_seg):
-                    acc += tl.load(slots + s * BLOCK_M * BLOCK_N + tile_idx, cache_modifier=".cg")
-                tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask)
-                tl.atomic_xchg(cnt_ptr + tile, 0)      # leave the counter at zero for the next call
+            last, acc = _add_parts(acc, slots, pid - first, n_seg, cnt_ptr + tile, BLOCK_M, BLOCK_N)
+            if last:
+                _store(acc, offs_m, offs_n, M, N, y_ptr, stride_ym, y_ptr, y_ptr, 0)
         it = seg_end
 # --8<-- [end:streamk]
 
