@@ -132,6 +132,93 @@ def steps(monkeypatch):
     return _load("attention_steps", True)
 
 
+@pytest.fixture
+def varlen(monkeypatch):
+    """attention_varlen.py imports attention.py by module name and reuses its inner loops."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "attention", attn)
+    return _load("attention_varlen", True)
+
+
+@pytest.mark.parametrize(
+    "lengths, HQ, HKV, D, causal, dtype",
+    [
+        ([37, 1, 0, 20], 2, 1, 64, True, torch.float16),  # an empty sequence, a single token, GQA 2:1
+        ([21, 16], 2, 2, 64, False, torch.bfloat16),  # bf16 (upcast in the interpreter)
+        ([5, 40, 33], 4, 2, 128, False, torch.float16),  # D = 128, tails in every sequence
+        ([48, 17], 1, 1, 128, True, torch.float16),
+        ([0, 0, 9], 2, 1, 64, False, torch.float16),  # empty sequences first
+    ],
+)
+def test_varlen_matches_each_sequence_alone(varlen, lengths, HQ, HKV, D, causal, dtype):
+    assert varlen.check_varlen(lengths, HQ, HKV, D, causal, dtype) < (2e-2 if dtype == torch.bfloat16 else 5e-3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_varlen_is_the_batched_kernel_bit_for_bit_on_equal_lengths(varlen, causal):
+    """Sequences of one length: the packed kernels run the same tiles as attention.py's batched ones, so
+    output and gradients must be identical, not merely close (the page says so)."""
+    q, k, v, cu = varlen.packed([19, 19, 19], 4, 2, 64)
+    o = varlen.attention_varlen(q, k, v, cu, causal=causal)
+    do = torch.randn_like(o)
+    grads = torch.autograd.grad(o, (q, k, v), do)
+    heads = [t.detach().view(3, 19, t.shape[1], 64).transpose(1, 2).requires_grad_() for t in (q, k, v)]
+    ob = attn.attention(*heads, causal=causal)
+    gb = torch.autograd.grad(ob, heads, do.view(3, 19, 4, 64).transpose(1, 2))
+    assert torch.equal(o, ob.transpose(1, 2).reshape(o.shape))
+    for g, b in zip(grads, gb):
+        assert torch.equal(g, b.transpose(1, 2).reshape(g.shape))
+
+
+def test_varlen_keeps_sequences_apart(varlen):
+    """The same tokens taken as one sequence give a different answer: the check can fail."""
+    q, k, v, cu = varlen.packed([10, 12], 2, 1, 64)
+    o = varlen.attention_varlen(q, k, v, cu)
+    whole = varlen.reference_varlen(*(t.detach().float() for t in (q, k, v)), torch.tensor([0, 22], dtype=torch.int32))
+    assert attn.rel_err(o, whole) > 0.1
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(cu=[0, 5, 3, 22]), "never fall; got first 0, last 22, smallest step -2"),
+        (dict(cu=[1, 22]), "must rise from 0 to T = 22"),
+        (dict(cu=[0, 20]), "must rise from 0 to T = 22"),
+        (dict(cu_dtype=torch.int64), "cu_seqlens must be int32"),
+        (dict(cu=[22]), "1-D tensor of B \\+ 1 row offsets"),
+        (dict(max_seqlen=5), "max_seqlen = 5 is less than the longest sequence \\(12\\)"),
+        (dict(validate=False), "validate=False needs max_seqlen"),
+        (dict(k_dim=32), "k and v must have shape \\(T, Hkv, D\\) = \\(22, Hkv, 64\\)"),
+        (dict(q_4d=True), "q must be a 3-D tensor \\(T, H, D\\)"),
+        (dict(dtype=torch.float32), "float16 or all bfloat16"),
+        (dict(heads=3), "multiple of key/value heads"),
+    ],
+)
+def test_varlen_refuses_bad_inputs(varlen, change, message):
+    q = torch.randn(22, change.get("heads", 2), 64, dtype=change.get("dtype", torch.float16))
+    k = v = torch.randn(22, 2, 64, dtype=q.dtype)
+    if "k_dim" in change:
+        k = k[..., : change["k_dim"]]
+    if change.get("q_4d"):
+        q = q[None]
+    cu = torch.tensor(change.get("cu", [0, 10, 22]), dtype=change.get("cu_dtype", torch.int32))
+    kw = {key: change[key] for key in ("max_seqlen", "validate") if key in change}
+    with pytest.raises(ValueError, match=message):
+        varlen.attention_varlen(q, k, v, cu, **kw)
+
+
+def test_varlen_refuses_cpu_tensors_on_the_gpu_path(monkeypatch):
+    import sys
+
+    gpu_path = _load("attention", False)
+    monkeypatch.setitem(sys.modules, "attention", gpu_path)
+    gpu_varlen = _load("attention_varlen", False)
+    q = torch.randn(16, 2, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="must be CUDA tensors"):
+        gpu_varlen.attention_varlen(q, q, q, torch.tensor([0, 16], dtype=torch.int32))
+
+
 @pytest.mark.parametrize("N, D", [(37, 64), (70, 128)])
 def test_attention_steps_match_the_reference(steps, N, D):
     """The three forward steps (pointer loads, TMA without and with pipelining): one result."""

@@ -4,6 +4,7 @@
 python snippets/triton_deep_dive/attention.py     # 6 ragged shapes, fp16 and bf16, D 64 and 128, vs fp32
 python snippets/triton_deep_dive/attention_gluon.py  # attention() with the Gluon forward (Hopper only), gradients included
 python snippets/triton_deep_dive/attention_bwd_gluon.py  # the Gluon backward kernels' gradients (Hopper only)
+python snippets/triton_deep_dive/attention_varlen.py  # packed batches: 7 lengths (one empty), GQA, D 64 and 128, vs fp32
 python snippets/triton_deep_dive/lbm.py           # Triton step = PyTorch step on larger grids, Taylor-Green n=64
 # --8<-- [end:gpu_checks]
 # --8<-- [start:cavity]
@@ -16,4 +17,5 @@ python snippets/triton_deep_dive/solve.py --case cavity --re 1000 --n 32 2>&1 ||
 python scripts/measure/triton_deep_dive/attention.py      # about a minute on the H200
 python scripts/measure/triton_deep_dive/lbm_speed.py      # includes two torch.compile builds
 python scripts/measure/triton_deep_dive/cavity.py
+python scripts/measure/triton_deep_dive/attention_varlen.py  # packed batches against SDPA per sequence
 # --8<-- [end:measure]

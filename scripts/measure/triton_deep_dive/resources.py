@@ -3,7 +3,7 @@
 compiled for an H200 (sm_90) on any machine, no GPU needed.
 
 Each FlashAttention kernel (forward, dK/dV, dQ; fp16; per head dim and mask, with FWD_CONFIGS and
-BWD_CONFIGS), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
+BWD_CONFIGS) and its packed variable-length version (attention_varlen.py, same settings), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
 with pipelining, the Gluon FA3 loop order, its warp-specialized ping-pong version; full attention), the
 step-4 Gluon forward at every FA3_CONFIGS setting (with its register cap), the Gluon backward of step 6
 (the dK/dV kernel at every setting bwd_settings() launches, one or two consumers, and the dQ kernel at
@@ -100,6 +100,50 @@ def main(argv=None) -> int:
             {"kernel": "attn_bwd_dq", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
             fa.attn_bwd_dq,
             attention_args(D, "Q", "K", "V", "DO", "DQ"),
+            dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2),
+            w2,
+            st2,
+        )
+
+    # the packed variable-length kernels of attention_varlen.py at the same settings: (T, H, D) tensors of
+    # T = B * N tokens, strides H * D and D; CU_SEQLENS an int32 pointer
+    sys.modules["attention_varlen"] = varlen = measure.snippet("triton_deep_dive/attention_varlen")
+
+    def varlen_args(D: int, *names: str) -> dict:
+        a = dict(HQ=H, HKV=H, GROUP=1, TOTAL=B * N, qk_scale=0.125, sm_scale=0.125, LSE="*fp32", DELTA="*fp32")
+        a["CU_SEQLENS"] = "*i32"
+        for t in names:
+            a[t] = "*fp16"
+        for prefix in ("sq", "sk", "sv", "so", "sd", "sdk", "sdv", "sdq"):
+            a.update({f"{prefix}_t": H * D, f"{prefix}_h": D})
+        return a
+
+    for D, causal in cases:
+        mask = "causal" if causal else "none"
+        c = dict(fa.FWD_CONFIGS[(D, causal)])
+        w, st = c.pop("num_warps"), c.pop("num_stages")
+        build(
+            {"kernel": "attn_fwd_varlen", "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
+            varlen.attn_fwd_varlen,
+            varlen_args(D, "Q", "K", "V", "O"),
+            dict(HEAD_DIM=D, CAUSAL=causal, **c),
+            w,
+            st,
+        )
+        c = dict(fa.BWD_CONFIGS[(D, causal)])
+        (m1, n1, w1, st1), (m2, n2, w2, st2) = c["DKDV"], c["DQ"]
+        build(
+            {"kernel": "attn_bwd_dkdv_varlen", "D": D, "mask": mask, "BLOCK_M": m1, "BLOCK_N": n1},
+            varlen.attn_bwd_dkdv_varlen,
+            varlen_args(D, "Q", "K", "V", "DO", "DK", "DV"),
+            dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1),
+            w1,
+            st1,
+        )
+        build(
+            {"kernel": "attn_bwd_dq_varlen", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
+            varlen.attn_bwd_dq_varlen,
+            varlen_args(D, "Q", "K", "V", "DO", "DQ"),
             dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2),
             w2,
             st2,
