@@ -73,38 +73,6 @@ def main(argv=None) -> int:
             a.update({f"{prefix}_b": H * N * D, f"{prefix}_h": N * D, f"{prefix}_n": D})
         return a
 
-    cases = [(64, False)] if args.quick else sorted(fa.FWD_CONFIGS)
-    for D, causal in cases:
-        mask = "causal" if causal else "none"
-        c = dict(fa.FWD_CONFIGS[(D, causal)])
-        w, st = c.pop("num_warps"), c.pop("num_stages")
-        build(
-            {"kernel": "attn_fwd", "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
-            fa.attn_fwd,
-            attention_args(D, "Q", "K", "V", "O"),
-            dict(HEAD_DIM=D, CAUSAL=causal, **c),
-            w,
-            st,
-        )
-        c = dict(fa.BWD_CONFIGS[(D, causal)])
-        (m1, n1, w1, st1), (m2, n2, w2, st2) = c["DKDV"], c["DQ"]
-        build(
-            {"kernel": "attn_bwd_dkdv", "D": D, "mask": mask, "BLOCK_M": m1, "BLOCK_N": n1},
-            fa.attn_bwd_dkdv,
-            attention_args(D, "Q", "K", "V", "DO", "DK", "DV"),
-            dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1),
-            w1,
-            st1,
-        )
-        build(
-            {"kernel": "attn_bwd_dq", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
-            fa.attn_bwd_dq,
-            attention_args(D, "Q", "K", "V", "DO", "DQ"),
-            dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2),
-            w2,
-            st2,
-        )
-
     # the packed variable-length kernels of attention_varlen.py at the same settings: (T, H, D) tensors of
     # T = B * N tokens, strides H * D and D; CU_SEQLENS an int32 pointer
     sys.modules["attention_varlen"] = varlen = measure.snippet("triton_deep_dive/attention_varlen")
@@ -118,36 +86,35 @@ def main(argv=None) -> int:
             a.update({f"{prefix}_t": H * D, f"{prefix}_h": D})
         return a
 
-    for D, causal in cases:
-        mask = "causal" if causal else "none"
-        c = dict(fa.FWD_CONFIGS[(D, causal)])
-        w, st = c.pop("num_warps"), c.pop("num_stages")
-        build(
-            {"kernel": "attn_fwd_varlen", "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
-            varlen.attn_fwd_varlen,
-            varlen_args(D, "Q", "K", "V", "O"),
-            dict(HEAD_DIM=D, CAUSAL=causal, **c),
-            w,
-            st,
-        )
-        c = dict(fa.BWD_CONFIGS[(D, causal)])
-        (m1, n1, w1, st1), (m2, n2, w2, st2) = c["DKDV"], c["DQ"]
-        build(
-            {"kernel": "attn_bwd_dkdv_varlen", "D": D, "mask": mask, "BLOCK_M": m1, "BLOCK_N": n1},
-            varlen.attn_bwd_dkdv_varlen,
-            varlen_args(D, "Q", "K", "V", "DO", "DK", "DV"),
-            dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m1, BLOCK_N=n1),
-            w1,
-            st1,
-        )
-        build(
-            {"kernel": "attn_bwd_dq_varlen", "D": D, "mask": mask, "BLOCK_M": m2, "BLOCK_N": n2},
-            varlen.attn_bwd_dq_varlen,
-            varlen_args(D, "Q", "K", "V", "DO", "DQ"),
-            dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m2, BLOCK_N=n2),
-            w2,
-            st2,
-        )
+    cases = [(64, False)] if args.quick else sorted(fa.FWD_CONFIGS)
+    # the batched kernels of attention.py, then their packed versions: forward, dK/dV, dQ per (D, mask)
+    for suffix, mod, make_args in (("", fa, attention_args), ("_varlen", varlen, varlen_args)):
+        for D, causal in cases:
+            mask = "causal" if causal else "none"
+            c = dict(fa.FWD_CONFIGS[(D, causal)])
+            w, st = c.pop("num_warps"), c.pop("num_stages")
+            kernel = f"attn_fwd{suffix}"
+            build(
+                {"kernel": kernel, "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
+                getattr(mod, kernel),
+                make_args(D, "Q", "K", "V", "O"),
+                dict(HEAD_DIM=D, CAUSAL=causal, **c),
+                w,
+                st,
+            )
+            c = dict(fa.BWD_CONFIGS[(D, causal)])
+            for kernel, (m, n, w, st), grads in (
+                (f"attn_bwd_dkdv{suffix}", c["DKDV"], ("DK", "DV")),
+                (f"attn_bwd_dq{suffix}", c["DQ"], ("DQ",)),
+            ):
+                build(
+                    {"kernel": kernel, "D": D, "mask": mask, "BLOCK_M": m, "BLOCK_N": n},
+                    getattr(mod, kernel),
+                    make_args(D, "Q", "K", "V", "DO", *grads),
+                    dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m, BLOCK_N=n),
+                    w,
+                    st,
+                )
 
     # the forward of each step of the step-by-step table, full attention, at FWD_CONFIGS (as forward_step runs it)
     from triton.experimental.gluon import language as gl
