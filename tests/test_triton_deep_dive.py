@@ -219,6 +219,60 @@ def test_varlen_refuses_cpu_tensors_on_the_gpu_path(monkeypatch):
         gpu_varlen.attention_varlen(q, q, q, torch.tensor([0, 16], dtype=torch.int32))
 
 
+_VARLEN_DRY_RUN = """
+import importlib.util, sys, time
+sys.path.insert(0, {scripts!r})
+from sitekit import measure
+measure.need_gpu = lambda name, min_cc=9: None
+
+
+def wall_ms(fn, **kw):
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1e3
+
+
+measure.bench = wall_ms
+spec = importlib.util.spec_from_file_location("producer", {producer!r})
+prod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(prod)
+prod.DEVICE, prod.QUICK_LENGTHS, prod.H = "cpu", [40, 17, 5], 2
+sys.exit(prod.main(["--quick", "--out", {out!r}]))
+"""
+
+
+def test_varlen_producer_runs_end_to_end_on_the_cpu(tmp_path):
+    """The GPU producer of attention_varlen, run through the interpreter at tiny sizes with a wall-clock
+    timer in place of do_bench: its checks pass and it writes the cases of the committed H200 data (the
+    backend SDPA's jagged path picks on a CPU is another one, so that column is left out)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "varlen.json"
+    code = _VARLEN_DRY_RUN.format(
+        scripts=str(ROOT / "scripts"),
+        producer=str(ROOT / "scripts" / "measure" / "triton_deep_dive" / "attention_varlen.py"),
+        out=str(out),
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+
+    def cases(rows):
+        return sorted(
+            json.dumps({k: v for k, v in r.items() if k in ("table", "D", "mask", "dtype", "heads", "pass", "impl")})
+            for r in rows
+            if r["table"] != "setup"
+        )
+
+    committed = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_varlen.json").read_text())
+    quick = json.loads(out.read_text())
+    assert cases(quick["rows"]) == cases(committed["rows"])
+    assert all(r["same"] for r in quick["rows"] if r["table"] == "bitwise")
+
+
 @pytest.mark.parametrize("N, D", [(37, 64), (70, 128)])
 def test_attention_steps_match_the_reference(steps, N, D):
     """The three forward steps (pointer loads, TMA without and with pipelining): one result."""
