@@ -208,6 +208,18 @@ def test_varlen_refuses_bad_inputs(varlen, change, message):
         varlen.attention_varlen(q, k, v, cu, **kw)
 
 
+def test_varlen_refuses_empty_and_oversized_batches_in_its_own_words(varlen):
+    empty = torch.randn(0, 2, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="^attention_varlen: q holds no tokens"):
+        varlen.attention_varlen(empty, empty, empty, torch.tensor([0, 0], dtype=torch.int32))
+    q = torch.randn(40000, 2, 64, dtype=torch.float16)  # 40000 one-token sequences x 2 heads: past the grid's 65535
+    with pytest.raises(ValueError, match="40000 sequences x 2 heads is more than the 65535"):
+        varlen.attention_varlen(q, q, q, torch.arange(40001, dtype=torch.int32))
+    odd = torch.randn(8, 2, 80, dtype=torch.float16)
+    with pytest.raises(ValueError, match="^attention_varlen: head dim 80 is not supported"):
+        varlen.attention_varlen(odd, odd, odd, torch.tensor([0, 8], dtype=torch.int32))
+
+
 def test_varlen_refuses_cpu_tensors_on_the_gpu_path(monkeypatch):
     import sys
 

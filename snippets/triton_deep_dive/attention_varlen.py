@@ -152,17 +152,24 @@ def _check_varlen(q, k, v, cu_seqlens, max_seqlen, validate):
             raise ValueError(f"attention_varlen: {name} must be a 3-D tensor (T, H, D) of packed tokens, got "
                              f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}")
     T, HQ, D = q.shape
+    if T == 0:
+        raise ValueError("attention_varlen: q holds no tokens (T = 0); pack at least one")
     if k.shape != v.shape or k.shape[0] != T or k.shape[2] != D:
         raise ValueError(f"attention_varlen: k and v must have shape (T, Hkv, D) = ({T}, Hkv, {D}) to match q "
                          f"{tuple(q.shape)}, got k {tuple(k.shape)}, v {tuple(v.shape)}")
-    # the 4-D views (1, H, T, D) pass attention.py's checks of device, dtype, head dim and GQA
-    fa._check_inputs(*(t.transpose(0, 1).unsqueeze(0) for t in (q, k, v)))
+    try:  # the 4-D views (1, H, T, D) pass attention.py's checks of device, dtype, head dim and GQA
+        fa._check_inputs(*(t.transpose(0, 1).unsqueeze(0) for t in (q, k, v)))
+    except ValueError as e:
+        raise ValueError(str(e).replace("attention:", "attention_varlen:", 1)) from None
     if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2:
         raise ValueError("attention_varlen: cu_seqlens must be a 1-D tensor of B + 1 row offsets (B >= 1), got "
                          f"{tuple(cu_seqlens.shape) if isinstance(cu_seqlens, torch.Tensor) else cu_seqlens!r}")
     if cu_seqlens.dtype != torch.int32 or cu_seqlens.device != q.device:
         raise ValueError(f"attention_varlen: cu_seqlens must be int32 on {q.device} (q's device), got "
                          f"{cu_seqlens.dtype} on {cu_seqlens.device}")
+    if (cu_seqlens.numel() - 1) * HQ > 65535:   # the grid's second dimension: one program column per (b, h)
+        raise ValueError(f"attention_varlen: {cu_seqlens.numel() - 1} sequences x {HQ} heads is more than the "
+                         "65535 program columns a launch may have; split the batch")
     if not validate:
         if max_seqlen is None:
             raise ValueError("attention_varlen: validate=False needs max_seqlen (the grid is sized from it)")
@@ -239,8 +246,10 @@ class VarlenFlashAttention(torch.autograd.Function):
 
 def attention_varlen(q, k, v, cu_seqlens, max_seqlen=None, causal=False, scale=None, validate=True):
     """Attention within each packed sequence, differentiable. validate=True reads cu_seqlens back once (a
-    host sync) to refuse bad offsets; with validate=False and max_seqlen given there is no sync, and offsets
-    that do not rise from 0 to T make the kernels read and write outside the tensors."""
+    host sync) to refuse bad offsets and a max_seqlen below the longest sequence; with validate=False and
+    max_seqlen given there is no sync and nothing checks them: offsets that do not rise from 0 to T make the
+    kernels read and write outside the tensors, and a max_seqlen below the longest length leaves that
+    sequence's last rows of the output (and of the gradients) unwritten."""
     max_seqlen = _check_varlen(q, k, v, cu_seqlens, max_seqlen, validate)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     return VarlenFlashAttention.apply(q, k, v, cu_seqlens, max_seqlen, bool(causal), scale)
@@ -290,5 +299,5 @@ if __name__ == "__main__":
         cases += [(lengths, 8, 8, 128, True, torch.bfloat16)]
     worst = max(check_varlen(*case) for case in cases)
     print(f"packed batches: forward and dQ, dK, dV match fp32 per sequence on {len(cases)} cases "
-          f"(an empty sequence, GQA, causal and full): worst relative error {'< 2e-2' if worst < 2e-2 else worst}")
+          f"(an empty sequence, GQA, causal and full): worst relative error {worst:.1e}")
 # --8<-- [end:check]
