@@ -12,6 +12,9 @@ cd "$(dirname "$0")/.."
 export PIP_NO_CACHE_DIR=1
 avail_kb=$(df -Pk . | awk 'NR == 2 {print $4}')
 echo "test.sh: $((avail_kb / 1024)) MiB free on $(df -P . | awk 'NR == 2 {print $6}') before the install (about 8 GB is needed on a fresh machine)"
+if [ ! -d .venv ] && [ "$avail_kb" -lt $((9 * 1024 * 1024)) ]; then
+  echo "test.sh: WARNING: less than 9 GiB free and no .venv yet: the install may stop with 'No space left on device'" >&2
+fi
 
 need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
