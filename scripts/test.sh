@@ -6,9 +6,8 @@ cd "$(dirname "$0")/.."
 
 # The install needs about 8 GB: the venv takes 7.1 GB (torch, Triton, MLIR/JAX, the oneAPI wheels),
 # Debian's Chromium, CJK fonts and Open MPI the rest. pip keeps no second copy of the wheels it
-# downloads (without this, ~/.cache/pip holds the downloaded wheels too, several GB on a machine with no local
-# mirror; a CI
-# run on 2026-12-03 stopped with "No space left on device" while installing).
+# downloads (without this, ~/.cache/pip holds the downloaded wheels too, several GB on a machine with no
+# local mirror; a CI run on 2026-12-03 stopped with "No space left on device" while installing).
 export PIP_NO_CACHE_DIR=1
 avail_kb=$(df -Pk . | awk 'NR == 2 {print $4}')
 echo "test.sh: $((avail_kb / 1024)) MiB free on $(df -P . | awk 'NR == 2 {print $6}') before the install (about 8 GB is needed on a fresh machine)"
