@@ -159,7 +159,7 @@ def test_varlen_matches_each_sequence_alone(varlen, lengths, HQ, HKV, D, causal,
 def test_varlen_is_the_batched_kernel_bit_for_bit_on_equal_lengths(varlen, causal):
     """Sequences of one length: the packed kernels run the same tiles as attention.py's batched ones, so
     output and gradients must be identical, not merely close (the page says so)."""
-    q, k, v, cu = varlen.packed([19, 19, 19], 4, 2, 64)
+    q, k, v, cu, _ = varlen.packed([19, 19, 19], 4, 2, 64)
     o = varlen.attention_varlen(q, k, v, cu, causal=causal)
     do = torch.randn_like(o)
     grads = torch.autograd.grad(o, (q, k, v), do)
@@ -173,23 +173,76 @@ def test_varlen_is_the_batched_kernel_bit_for_bit_on_equal_lengths(varlen, causa
 
 def test_varlen_keeps_sequences_apart(varlen):
     """The same tokens taken as one sequence give a different answer: the check can fail."""
-    q, k, v, cu = varlen.packed([10, 12], 2, 1, 64)
+    q, k, v, cu, _ = varlen.packed([10, 12], 2, 1, 64)
     o = varlen.attention_varlen(q, k, v, cu)
     whole = varlen.reference_varlen(*(t.detach().float() for t in (q, k, v)), torch.tensor([0, 22], dtype=torch.int32))
     assert attn.rel_err(o, whole) > 0.1
 
 
 @pytest.mark.parametrize(
+    "lengths, lengths_k, HQ, HKV, D, causal",
+    [
+        ([5, 0, 12], [40, 3, 12], 2, 1, 64, True),  # keys but no queries: zero dK, dV for those keys
+        ([9, 30], [41, 30], 2, 2, 64, True),  # the diagonal 32 keys to the right: not on a tile boundary
+        ([1, 17], [64, 20], 4, 2, 128, True),  # one query against 64 keys (a decode step), D = 128
+        ([33, 8], [7, 50], 2, 1, 64, False),  # cross-attention: fewer keys than queries is fine unmasked
+        ([20], [20], 2, 1, 64, True),  # cu_seqlens_k equal to cu_seqlens: self-attention again
+    ],
+)
+def test_varlen_keys_packed_apart_match_each_sequence_alone(varlen, lengths, lengths_k, HQ, HKV, D, causal):
+    assert varlen.check_varlen(lengths, HQ, HKV, D, causal, lengths_k=lengths_k) < 5e-3
+
+
+def test_varlen_causal_mask_ends_at_the_last_key(varlen):
+    """With more keys than queries the causal mask is aligned to the bottom right (query i sees keys up to
+    i + n_k - n_q, as FlashAttention-2 and torch's varlen_attn do); the top-left alignment that SDPA's
+    is_causal=True uses for rectangular inputs gives a different answer, so the convention is tested."""
+    q, k, v, cu_q, cu_k = varlen.packed([6], 2, 2, 64, lengths_k=[20])
+    o = varlen.attention_varlen(q, k, v, cu_q, causal=True, cu_seqlens_k=cu_k)
+    qf, kf, vf = (t.detach().float().transpose(0, 1) for t in (q, k, v))
+    s = (qf @ kf.transpose(-1, -2)) / 8.0
+    top_left = torch.softmax(s.masked_fill(torch.ones(6, 20, dtype=torch.bool).triu(1), float("-inf")), -1) @ vf
+    bottom_right = torch.softmax(s.masked_fill(torch.ones(6, 20, dtype=torch.bool).triu(15), float("-inf")), -1) @ vf
+    assert attn.rel_err(o, bottom_right.transpose(0, 1)) < 5e-3
+    assert attn.rel_err(o, top_left.transpose(0, 1)) > 0.1
+
+
+@pytest.mark.parametrize(
+    "lengths, lengths_k, kw, message",
+    [
+        ([10, 12], [10, 8], dict(causal=True), "causal=True with fewer keys than queries in 1 sequence"),
+        ([10, 12], [0, 30], dict(), "1 sequence\\(s\\) have queries but no keys"),
+        ([10, 12], [4, 4, 22], dict(), "cu_seqlens_k has 4 offsets and cu_seqlens 3"),
+        ([10, 12], [10, 20], dict(max_seqlen_k=15), "max_seqlen_k = 15 is less than the longest sequence \\(20\\)"),
+        ([10, 12], [10, 20], dict(validate=False, max_seqlen=12), "needs max_seqlen \\(and max_seqlen_k"),
+    ],
+)
+def test_varlen_refuses_bad_key_offsets(varlen, lengths, lengths_k, kw, message):
+    q, k, v, cu_q, _ = varlen.packed(lengths, 2, 1, 64)
+    cu_k = torch.tensor([0, *lengths_k], dtype=torch.int32).cumsum(0).to(torch.int32)
+    k, v = (torch.randn(int(cu_k[-1]), 1, 64, dtype=torch.float16) for _ in range(2))
+    with pytest.raises(ValueError, match=message):
+        varlen.attention_varlen(q, k, v, cu_q, cu_seqlens_k=cu_k, **kw)
+
+
+def test_varlen_needs_key_offsets_when_keys_are_packed_apart(varlen):
+    q, _, _, cu_q, _ = varlen.packed([10, 12], 2, 1, 64)
+    k = torch.randn(30, 1, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="k has 30 tokens and q 22; with one cu_seqlens they must be equal"):
+        varlen.attention_varlen(q, k, k, cu_q)
+
+
+@pytest.mark.parametrize(
     "change, message",
     [
         (dict(cu=[0, 5, 3, 22]), "never fall; got first 0, last 22, smallest step -2"),
-        (dict(cu=[1, 22]), "must rise from 0 to T = 22"),
-        (dict(cu=[0, 20]), "must rise from 0 to T = 22"),
+        (dict(cu=[1, 22]), "cu_seqlens must rise from 0 to 22 \\(the tokens in q\\)"),
+        (dict(cu=[0, 20]), "cu_seqlens must rise from 0 to 22 \\(the tokens in q\\)"),
         (dict(cu_dtype=torch.int64), "cu_seqlens must be int32"),
         (dict(cu=[22]), "1-D tensor of B \\+ 1 row offsets"),
         (dict(max_seqlen=5), "max_seqlen = 5 is less than the longest sequence \\(12\\)"),
         (dict(validate=False), "validate=False needs max_seqlen"),
-        (dict(k_dim=32), "k and v must have shape \\(T, Hkv, D\\) = \\(22, Hkv, 64\\)"),
+        (dict(k_dim=32), "k and v must have the same shape \\(Tk, Hkv, D\\) with D = 64 as in q"),
         (dict(q_4d=True), "q must be a 3-D tensor \\(T, H, D\\)"),
         (dict(dtype=torch.float32), "float16 or all bfloat16"),
         (dict(heads=3), "multiple of key/value heads"),
@@ -210,7 +263,7 @@ def test_varlen_refuses_bad_inputs(varlen, change, message):
 
 def test_varlen_refuses_empty_and_oversized_batches_in_its_own_words(varlen):
     empty = torch.randn(0, 2, 64, dtype=torch.float16)
-    with pytest.raises(ValueError, match="^attention_varlen: q holds no tokens"):
+    with pytest.raises(ValueError, match="^attention_varlen: q holds 0 tokens and k 0; pack at least one"):
         varlen.attention_varlen(empty, empty, empty, torch.tensor([0, 0], dtype=torch.int32))
     q = torch.randn(40000, 2, 64, dtype=torch.float16)  # 40000 one-token sequences x 2 heads: past the grid's 65535
     with pytest.raises(ValueError, match="40000 sequences x 2 heads is more than the 65535"):
@@ -248,7 +301,7 @@ measure.bench = wall_ms
 spec = importlib.util.spec_from_file_location("producer", {producer!r})
 prod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(prod)
-prod.DEVICE, prod.QUICK_LENGTHS, prod.H = "cpu", [40, 17, 5], 2
+prod.DEVICE, prod.QUICK_LENGTHS, prod.H, prod.CHUNK = "cpu", [40, 17, 5], 2, 16
 sys.exit(prod.main(["--quick", "--out", {out!r}]))
 """
 
@@ -256,7 +309,8 @@ sys.exit(prod.main(["--quick", "--out", {out!r}]))
 def test_varlen_producer_runs_end_to_end_on_the_cpu(tmp_path):
     """The GPU producer of attention_varlen, run through the interpreter at tiny sizes with a wall-clock
     timer in place of do_bench: its checks pass and it writes the cases of the committed H200 data (the
-    backend SDPA's jagged path picks on a CPU is another one, so that column is left out)."""
+    backend SDPA's jagged path picks on a CPU is another one, so that column is left out, and torch's
+    varlen_attn has no CPU kernel, so its rows are too)."""
     import json
     import os
     import subprocess
@@ -274,9 +328,11 @@ def test_varlen_producer_runs_end_to_end_on_the_cpu(tmp_path):
 
     def cases(rows):
         return sorted(
-            json.dumps({k: v for k, v in r.items() if k in ("table", "D", "mask", "dtype", "heads", "pass", "impl")})
+            json.dumps(
+                {k: v for k, v in r.items() if k in ("table", "D", "mask", "dtype", "heads", "keys", "pass", "impl")}
+            )
             for r in rows
-            if r["table"] != "setup"
+            if r["table"] != "setup" and r.get("impl") != "torch_varlen"
         )
 
     committed = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_varlen.json").read_text())
