@@ -33,16 +33,27 @@ def _sequence(CU_SEQLENS, b):
 
 
 @triton.jit
+def _sequences(CU_Q, CU_K, b, KEYS_APART: tl.constexpr):
+    """Start and length of sequence b's queries, then of its keys: the same rows unless KEYS_APART, in
+    which case the kernel is compiled with the general code, else with n_k - n_q folded to 0."""
+    start_q, n_q = _sequence(CU_Q, b)
+    if KEYS_APART:
+        start_k, n_k = _sequence(CU_K, b)
+    else:
+        start_k, n_k = start_q, n_q
+    return start_q, n_q, start_k, n_k
+
+
+@triton.jit
 def attn_fwd_varlen(Q, K, V, O, LSE, CU_Q, CU_K,   # q, o: (Tq, Hq, D); k, v: (Tk, Hkv, D); LSE: (Hq, Tq) fp32
                     sq_t, sq_h, sk_t, sk_h, sv_t, sv_h, so_t, so_h, HQ, GROUP, TOTAL_Q, qk_scale,
                     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                    CAUSAL: tl.constexpr):
+                    CAUSAL: tl.constexpr, KEYS_APART: tl.constexpr):
     # the grid is sized for the longest sequence; in a shorter one, programs past its end leave at once
     pid_m = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
     b = tl.program_id(1) // HQ
     h = (tl.program_id(1) % HQ).to(tl.int64)
-    start_q, n_q = _sequence(CU_Q, b)
-    start_k, n_k = _sequence(CU_K, b)
+    start_q, n_q, start_k, n_k = _sequences(CU_Q, CU_K, b, KEYS_APART)
     if pid_m * BLOCK_M >= n_q:
         return
     hk = h // GROUP
@@ -78,30 +89,30 @@ def attn_bwd_dkdv_varlen(Q, K, V, DO, DK, DV, LSE, DELTA, CU_Q, CU_K,   # one pr
                          sq_t, sq_h, sk_t, sk_h, sv_t, sv_h, sd_t, sd_h, sdk_t, sdk_h, sdv_t, sdv_h,
                          HKV, GROUP, TOTAL_Q, sm_scale, qk_scale,
                          HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         CAUSAL: tl.constexpr):
+                         CAUSAL: tl.constexpr, KEYS_APART: tl.constexpr):
     start_n = tl.program_id(0) * BLOCK_N
     b = tl.program_id(1) // HKV
     hk = (tl.program_id(1) % HKV).to(tl.int64)
-    start_q, n_q = _sequence(CU_Q, b)
-    start_k, n_k = _sequence(CU_K, b)
+    start_q, n_q, start_k, n_k = _sequences(CU_Q, CU_K, b, KEYS_APART)
     if start_n >= n_k:
         return
-    offs_n = start_n + tl.arange(0, BLOCK_N)
     k_desc = tl.make_tensor_descriptor(K + start_k * sk_t + hk * sk_h, [n_k, HEAD_DIM], [sk_t, 1], [BLOCK_N, HEAD_DIM])
     v_desc = tl.make_tensor_descriptor(V + start_k * sv_t + hk * sv_h, [n_k, HEAD_DIM], [sv_t, 1], [BLOCK_N, HEAD_DIM])
     k = k_desc.load([start_n, 0])
     v = v_desc.load([start_n, 0])
     dk = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
     dv = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
-    shift = n_k - n_q
-    if CAUSAL:
-        # query i sees key j when i >= j - shift: queries before `first` never see this block, and from
-        # the block boundary at or after first + BLOCK_N on they see all of it, unmasked
-        first = start_n - shift
+    if KEYS_APART:
+        # query i sees key j when i >= j - (n_k - n_q): `first` is the first query that sees the block's
+        # first key; from the block boundary at or after first + BLOCK_N on, queries see all of its keys
+        first = start_n - (n_k - n_q)
         lo = (tl.maximum(first, 0) // BLOCK_M) * BLOCK_M
         mid = tl.cdiv(tl.maximum(first + BLOCK_N, 0), BLOCK_M) * BLOCK_M
-    # a sequence with keys and no queries runs no loop and stores zero dK and dV; its descriptors get one row
-    n_rows = tl.maximum(n_q, 1)
+        lo_end = tl.minimum(mid, n_q)                       # none at all when the sequence has no queries
+        n_rows = tl.maximum(n_q, 1)                         # ... but its descriptors still need one row
+    else:  # keys and queries share rows: the diagonal block is the only masked one, as in attention.py
+        first, lo, mid, lo_end, n_rows = start_n, start_n, start_n + BLOCK_N, start_n + BLOCK_N, n_q
+    offs_n = first + tl.arange(0, BLOCK_N)                  # the keys' places on the query axis
     for g in range(GROUP):
         h = hk * GROUP + g
         q_desc = tl.make_tensor_descriptor(Q + start_q * sq_t + h * sq_h, [n_rows, HEAD_DIM], [sq_t, 1],
@@ -111,11 +122,10 @@ def attn_bwd_dkdv_varlen(Q, K, V, DO, DK, DV, LSE, DELTA, CU_Q, CU_K,   # one pr
         lse_ptr = LSE + h * TOTAL_Q + start_q
         delta_ptr = DELTA + h * TOTAL_Q + start_q
         if CAUSAL:
-            # the masked loop compares query positions with offs_n - shift: the keys' places on the query axis
-            dk, dv = _dkdv_tiles(dk, dv, k, v, q_desc, do_desc, lse_ptr, delta_ptr, lo, tl.minimum(mid, n_q),
-                                 offs_n - shift, n_q, qk_scale, BLOCK_M, True)
+            dk, dv = _dkdv_tiles(dk, dv, k, v, q_desc, do_desc, lse_ptr, delta_ptr, lo, lo_end,
+                                 offs_n, n_q, qk_scale, BLOCK_M, True)
             dk, dv = _dkdv_tiles(dk, dv, k, v, q_desc, do_desc, lse_ptr, delta_ptr, mid, n_q,
-                                 offs_n - shift, n_q, qk_scale, BLOCK_M, False)
+                                 offs_n, n_q, qk_scale, BLOCK_M, False)
         else:
             dk, dv = _dkdv_tiles(dk, dv, k, v, q_desc, do_desc, lse_ptr, delta_ptr, 0, n_q,
                                  offs_n, n_q, qk_scale, BLOCK_M, False)
@@ -132,13 +142,12 @@ def attn_bwd_dq_varlen(Q, K, V, DO, DQ, LSE, DELTA, CU_Q, CU_K,   # one program 
                        sq_t, sq_h, sk_t, sk_h, sv_t, sv_h, sd_t, sd_h, sdq_t, sdq_h,
                        HQ, GROUP, TOTAL_Q, sm_scale, qk_scale,
                        HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                       CAUSAL: tl.constexpr):
+                       CAUSAL: tl.constexpr, KEYS_APART: tl.constexpr):
     pid_m = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
     start_m = pid_m * BLOCK_M
     b = tl.program_id(1) // HQ
     h = (tl.program_id(1) % HQ).to(tl.int64)
-    start_q, n_q = _sequence(CU_Q, b)
-    start_k, n_k = _sequence(CU_K, b)
+    start_q, n_q, start_k, n_k = _sequences(CU_Q, CU_K, b, KEYS_APART)
     if start_m >= n_q:
         return
     hk = h // GROUP
@@ -248,7 +257,7 @@ def _forward_varlen(q, k, v, cu_q, cu_k, max_q, causal, scale):
     grid = (triton.cdiv(max_q, cfg["BLOCK_M"]), (cu_q.numel() - 1) * HQ)
     attn_fwd_varlen[grid](q, k, v, o, lse, cu_q, cu_k, *q.stride()[:2], *k.stride()[:2], *v.stride()[:2],
                           *o.stride()[:2], HQ, HQ // k.shape[1], TQ, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=causal,
-                          **cfg)
+                          KEYS_APART=cu_k is not cu_q, **cfg)
     return o, lse
 
 
@@ -267,11 +276,11 @@ def _backward_varlen(q, k, v, o, lse, do, cu_q, cu_k, max_q, max_k, causal, scal
     attn_bwd_dkdv_varlen[(triton.cdiv(max_k, n1), B * HKV)](
         q, k, v, do, dk, dv, lse, delta, cu_q, cu_k, *q.stride()[:2], *k.stride()[:2], *v.stride()[:2],
         *do.stride()[:2], *dk.stride()[:2], *dv.stride()[:2], HKV, HQ // HKV, TQ, scale, scale * fa.LOG2E,
-        HEAD_DIM=D, BLOCK_M=m1, BLOCK_N=n1, CAUSAL=causal, num_warps=w1, num_stages=s1)
+        HEAD_DIM=D, BLOCK_M=m1, BLOCK_N=n1, CAUSAL=causal, KEYS_APART=cu_k is not cu_q, num_warps=w1, num_stages=s1)
     attn_bwd_dq_varlen[(triton.cdiv(max_q, m2), B * HQ)](
         q, k, v, do, dq, lse, delta, cu_q, cu_k, *q.stride()[:2], *k.stride()[:2], *v.stride()[:2],
         *do.stride()[:2], *dq.stride()[:2], HQ, HQ // HKV, TQ, scale, scale * fa.LOG2E,
-        HEAD_DIM=D, BLOCK_M=m2, BLOCK_N=n2, CAUSAL=causal, num_warps=w2, num_stages=s2)
+        HEAD_DIM=D, BLOCK_M=m2, BLOCK_N=n2, CAUSAL=causal, KEYS_APART=cu_k is not cu_q, num_warps=w2, num_stages=s2)
     return dq, dk, dv
 
 

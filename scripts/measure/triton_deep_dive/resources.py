@@ -3,7 +3,8 @@
 compiled for an H200 (sm_90) on any machine, no GPU needed.
 
 Each FlashAttention kernel (forward, dK/dV, dQ; fp16; per head dim and mask, with FWD_CONFIGS and
-BWD_CONFIGS) and its packed variable-length version (attention_varlen.py, same settings), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
+BWD_CONFIGS) and its packed variable-length version (attention_varlen.py, same settings; compiled for keys
+packed with the queries, column keys "same", and for keys with their own offsets, "apart"), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
 with pipelining, the Gluon FA3 loop order, its warp-specialized ping-pong version; full attention), the
 step-4 Gluon forward at every FA3_CONFIGS setting (with its register cap), the Gluon backward of step 6
 (the dK/dV kernel at every setting bwd_settings() launches, one or two consumers, and the dQ kernel at
@@ -74,12 +75,12 @@ def main(argv=None) -> int:
         return a
 
     # the packed variable-length kernels of attention_varlen.py at the same settings: (T, H, D) tensors of
-    # T = B * N tokens, strides H * D and D; CU_SEQLENS an int32 pointer
+    # T = B * N tokens, strides H * D and D; CU_Q and CU_K int32 pointers
     sys.modules["attention_varlen"] = varlen = measure.snippet("triton_deep_dive/attention_varlen")
 
     def varlen_args(D: int, *names: str) -> dict:
-        a = dict(HQ=H, HKV=H, GROUP=1, TOTAL=B * N, qk_scale=0.125, sm_scale=0.125, LSE="*fp32", DELTA="*fp32")
-        a["CU_SEQLENS"] = "*i32"
+        a = dict(HQ=H, HKV=H, GROUP=1, TOTAL_Q=B * N, qk_scale=0.125, sm_scale=0.125, LSE="*fp32", DELTA="*fp32")
+        a["CU_Q"] = a["CU_K"] = "*i32"
         for t in names:
             a[t] = "*fp16"
         for prefix in ("sq", "sk", "sv", "so", "sd", "sdk", "sdv", "sdq"):
@@ -88,17 +89,22 @@ def main(argv=None) -> int:
 
     cases = [(64, False)] if args.quick else sorted(fa.FWD_CONFIGS)
     # the batched kernels of attention.py, then their packed versions: forward, dK/dV, dQ per (D, mask)
-    for suffix, mod, make_args in (("", fa, attention_args), ("_varlen", varlen, varlen_args)):
+    # (the packed ones twice: keys packed with the queries, and apart from them with their own offsets)
+    variants = [("", fa, attention_args, {}, {})]
+    variants += [
+        ("_varlen", varlen, varlen_args, {"keys": keys}, {"KEYS_APART": keys == "apart"}) for keys in ("same", "apart")
+    ]
+    for suffix, mod, make_args, label, flags in variants:
         for D, causal in cases:
             mask = "causal" if causal else "none"
             c = dict(fa.FWD_CONFIGS[(D, causal)])
             w, st = c.pop("num_warps"), c.pop("num_stages")
             kernel = f"attn_fwd{suffix}"
             build(
-                {"kernel": kernel, "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
+                {"kernel": kernel, **label, "D": D, "mask": mask, "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"]},
                 getattr(mod, kernel),
                 make_args(D, "Q", "K", "V", "O"),
-                dict(HEAD_DIM=D, CAUSAL=causal, **c),
+                dict(HEAD_DIM=D, CAUSAL=causal, **c, **flags),
                 w,
                 st,
             )
@@ -108,10 +114,10 @@ def main(argv=None) -> int:
                 (f"attn_bwd_dq{suffix}", c["DQ"], ("DQ",)),
             ):
                 build(
-                    {"kernel": kernel, "D": D, "mask": mask, "BLOCK_M": m, "BLOCK_N": n},
+                    {"kernel": kernel, **label, "D": D, "mask": mask, "BLOCK_M": m, "BLOCK_N": n},
                     getattr(mod, kernel),
                     make_args(D, "Q", "K", "V", "DO", *grads),
-                    dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m, BLOCK_N=n),
+                    dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m, BLOCK_N=n, **flags),
                     w,
                     st,
                 )
