@@ -1,7 +1,7 @@
 """FlashAttention forward and backward in Triton: a trainable attention(q, k, v, causal=..., scale=...).
 
 q of shape (B, Hq, N, D), k and v of shape (B, Hkv, N, D) with Hq a multiple of Hkv (grouped-query
-attention), D in {64, 128}, fp16 or bf16, any N (ragged tails are masked), causal or full.
+attention), D in {64, 128, 256}, fp16 or bf16, any N (ragged tails are masked), causal or full.
 Run it: `python snippets/triton_deep_dive/attention.py` on a Hopper GPU, or with TRITON_INTERPRET=1
 on a CPU (small sizes).
 """
@@ -215,14 +215,19 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,         # one program per query blo
 FWD_CONFIGS = {(64, False): dict(BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=3),
                (64, True): dict(BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=3),
                (128, False): dict(BLOCK_M=128, BLOCK_N=128, num_warps=8, num_stages=2),
-               (128, True): dict(BLOCK_M=64, BLOCK_N=64, num_warps=4, num_stages=3)}
+               (128, True): dict(BLOCK_M=64, BLOCK_N=64, num_warps=4, num_stages=3),
+               # D = 256: a 128 x 256 query tile (64 KB) and two stages of 64-row K and V tiles (128 KB)
+               (256, False): dict(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=2),
+               (256, True): dict(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=2)}
 # The two backward kernels are timed on their own on the H200 and take separate settings:
 # (BLOCK_M, BLOCK_N, num_warps, num_stages) for dK/dV and for dQ.
 BWD_CONFIGS = {(64, False): dict(DKDV=(32, 64, 4, 3), DQ=(128, 64, 8, 3)),
                (64, True): dict(DKDV=(64, 64, 4, 3), DQ=(128, 64, 8, 3)),
                (128, False): dict(DKDV=(64, 64, 4, 2), DQ=(128, 64, 8, 3)),
-               (128, True): dict(DKDV=(64, 64, 4, 2), DQ=(128, 64, 8, 4))}
-HEAD_DIMS = (64, 128)
+               (128, True): dict(DKDV=(64, 64, 4, 2), DQ=(128, 64, 8, 4)),
+               (256, False): dict(DKDV=(64, 64, 8, 2), DQ=(64, 64, 8, 2)),
+               (256, True): dict(DKDV=(64, 64, 8, 2), DQ=(64, 64, 8, 2))}
+HEAD_DIMS = (64, 128, 256)
 DTYPES = (torch.float16, torch.bfloat16)
 
 

@@ -550,8 +550,10 @@ def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides)
 
 # --8<-- [start:entry]
 def uses_gluon(q, k, v) -> bool:
-    """Whether attention() runs the Gluon forward: on Hopper (sm_90), for any strides TMA can follow."""
-    return not fa.INTERPRET and q.is_cuda and torch.cuda.get_device_capability(q.device)[0] == 9
+    """Whether attention() runs the Gluon forward: on Hopper (sm_90), for any strides TMA can follow, at the
+    head dims FA3_CONFIGS has settings for (64 and 128; at 256, attention.py's kernels run)."""
+    return (not fa.INTERPRET and q.is_cuda and torch.cuda.get_device_capability(q.device)[0] == 9
+            and (q.shape[-1], False) in FA3_CONFIGS)
 
 
 def forward_gluon(q, k, v, causal=False, scale=None):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Launch-configuration sweep of the FlashAttention kernels of "Deep Dive into OpenAI Triton".
 
-fp16, B = 4, H = 32, N = 4096, D in {64, 128}, causal and full. For each configuration the output
+fp16, B = 4, H = 32, N = 4096, D in {64, 128, 256} (the Gluon kernels at 64 and 128 only), causal and full. For each configuration the output
 (forward) or the gradients (backward) are checked against SDPA's flash backend before timing; a
 configuration that does not fit in shared memory is recorded as such. The snippet's FWD_CONFIGS and
 BWD_CONFIGS are the fastest rows of this table (tests/test_triton_deep_dive.py ties them together); the
@@ -21,7 +21,7 @@ rows record the launch's register cap (maxnreg; none: the compiler's choice).
 
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 170}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 220}
 
 import sys
 
@@ -32,6 +32,7 @@ B, H, N = 4, 32, 4096
 FWD = {
     64: [(128, 64, 4, 3), (128, 64, 4, 4), (128, 128, 8, 3), (64, 64, 4, 3), (128, 32, 4, 3)],
     128: [(128, 64, 8, 3), (128, 64, 4, 3), (128, 128, 8, 2), (64, 64, 4, 3), (128, 64, 8, 2)],
+    256: [(128, 64, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2), (128, 32, 8, 2), (128, 64, 8, 1)],
 }
 # backward: ((dK/dV BLOCK_M, BLOCK_N, num_warps, num_stages), (dQ BLOCK_M, BLOCK_N, num_warps, num_stages));
 # the first rows share one warps/stages setting between the two kernels, as the first version did
@@ -53,6 +54,15 @@ BWD = {
         ((64, 64, 4, 2), (128, 64, 8, 4)),
         ((32, 64, 4, 4), (64, 64, 4, 2)),
         ((64, 128, 8, 4), (128, 64, 8, 3)),
+    ],
+    # D = 256: 64 x 256 fp32 accumulators for both dK and dV need 8 warps; smaller key tiles trade that
+    # for more programs
+    256: [
+        ((64, 64, 8, 2), (64, 64, 8, 2)),
+        ((64, 64, 8, 2), (64, 64, 4, 2)),
+        ((64, 64, 8, 2), (64, 32, 4, 2)),
+        ((32, 32, 4, 2), (64, 64, 8, 2)),
+        ((32, 64, 8, 2), (64, 64, 4, 2)),
     ],
 }
 GLUON = {  # BLOCK_M, BLOCK_N, stages, warps, register cap (None: the compiler's choice)
@@ -132,7 +142,7 @@ def main(argv=None) -> int:
             print(out[-1], flush=True)
         return out
 
-    for D in (64, 128):
+    for D in fa.HEAD_DIMS:
         q, k, v = (torch.randn(B, H, n, D, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
         do = torch.randn_like(q)
         for causal in (False, True):
@@ -190,7 +200,7 @@ def main(argv=None) -> int:
                 print(rows[-1], flush=True)
                 del o, g
             fa.BWD_CONFIGS.update(saved_b)
-            for bm, bn, st, w, mr in GLUON[D][: 2 if args.quick else None]:
+            for bm, bn, st, w, mr in GLUON.get(D, [])[: 2 if args.quick else None]:
                 cfg = dict(BLOCK_M=bm, BLOCK_N=bn, K_STAGES=st, V_STAGES=st, num_warps=w)
                 if mr:
                     cfg["maxnreg"] = mr
@@ -217,7 +227,7 @@ def main(argv=None) -> int:
                 rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
                 print(rows[-1], flush=True)
             ag.FA3_CONFIGS.update(saved_g)
-            for bn, st, persistent in PINGPONG[D][: 2 if args.quick else None]:
+            for bn, st, persistent in PINGPONG.get(D, [])[: 2 if args.quick else None]:
                 cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st, PERSISTENT=persistent)
                 row = {
                     "pass": "fwd_pingpong",
@@ -238,7 +248,8 @@ def main(argv=None) -> int:
                     continue
                 rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
                 print(rows[-1], flush=True)
-            rows += bwd_gluon_rows(q, k, v, do, causal, ref_g, flops, BWD_GLUON[N])
+            if D in GLUON:
+                rows += bwd_gluon_rows(q, k, v, do, causal, ref_g, flops, BWD_GLUON[N])
         del q, k, v, do
     # the backward's short-sequence settings: N = 1024 with the same number of tokens
     n_short, b_short = (256, B) if args.quick else (1024, B * N // 1024)
