@@ -766,8 +766,8 @@ def test_forward_gluon_takes_the_pingpong_kernel_where_the_sweep_says_it_is_fast
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())
     noise = ds["metrics"]["tflops"]["noise"]
     table = _gluon_table("PINGPONG_CONFIGS")
-    assert set(table) <= {(d, c) for d in attn.HEAD_DIMS for c in (False, True)}
-    for d in attn.HEAD_DIMS:
+    assert set(table) <= {(d, c) for d in (64, 128) for c in (False, True)}
+    for d in (64, 128):  # the Gluon forwards have no head dim 256
         for causal in (False, True):
             mask = "causal" if causal else "none"
             ok = [r for r in ds["rows"] if (r["D"], r["mask"], r["output"]) == (d, mask, "ok")]

@@ -225,8 +225,8 @@ BWD_CONFIGS = {(64, False): dict(DKDV=(32, 64, 4, 3), DQ=(128, 64, 8, 3)),
                (64, True): dict(DKDV=(64, 64, 4, 3), DQ=(128, 64, 8, 3)),
                (128, False): dict(DKDV=(64, 64, 4, 2), DQ=(128, 64, 8, 3)),
                (128, True): dict(DKDV=(64, 64, 4, 2), DQ=(128, 64, 8, 4)),
-               (256, False): dict(DKDV=(64, 64, 8, 2), DQ=(64, 64, 8, 2)),
-               (256, True): dict(DKDV=(64, 64, 8, 2), DQ=(64, 64, 8, 2))}
+               (256, False): dict(DKDV=(64, 64, 8, 2), DQ=(64, 64, 4, 2)),
+               (256, True): dict(DKDV=(64, 64, 8, 2), DQ=(64, 64, 4, 2))}
 HEAD_DIMS = (64, 128, 256)
 DTYPES = (torch.float16, torch.bfloat16)
 
