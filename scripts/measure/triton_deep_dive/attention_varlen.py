@@ -105,7 +105,7 @@ def main(argv=None) -> int:
                 "mask": "causal" if case[4] else "none",
                 "dtype": str(case[5]).removeprefix("torch."),
                 "heads": f"{case[1]}:{case[2]}",
-                "keys": "apart" if len(case) > 7 else "same",
+                "keys": "apart" if len(case) > 7 else "shared",
                 "max_rel_err": err,
             }
         )

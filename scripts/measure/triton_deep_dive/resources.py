@@ -4,7 +4,7 @@ compiled for an H200 (sm_90) on any machine, no GPU needed.
 
 Each FlashAttention kernel (forward, dK/dV, dQ; fp16; per head dim and mask, with FWD_CONFIGS and
 BWD_CONFIGS) and its packed variable-length version (attention_varlen.py, same settings; compiled for keys
-packed with the queries, column keys "same", and for keys with their own offsets, "apart"), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
+packed with the queries, column keys "shared", and for keys with their own offsets, "apart"), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
 with pipelining, the Gluon FA3 loop order, its warp-specialized ping-pong version; full attention), the
 step-4 Gluon forward at every FA3_CONFIGS setting (with its register cap), the Gluon backward of step 6
 (the dK/dV kernel at every setting bwd_settings() launches, one or two consumers, and the dQ kernel at
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     # (the packed ones twice: keys packed with the queries, and apart from them with their own offsets)
     variants = [("", fa, attention_args, {}, {})]
     variants += [
-        ("_varlen", varlen, varlen_args, {"keys": keys}, {"KEYS_APART": keys == "apart"}) for keys in ("same", "apart")
+        ("_varlen", varlen, varlen_args, {"keys": keys}, {"KEYS_APART": keys == "apart"}) for keys in ("shared", "apart")
     ]
     for suffix, mod, make_args, label, flags in variants:
         for D, causal in cases:
