@@ -186,7 +186,7 @@ def test_varlen_keeps_sequences_apart(varlen):
     "lengths, lengths_k, HQ, HKV, D, causal",
     [
         ([5, 0, 12], [40, 3, 12], 2, 1, 64, True),  # keys but no queries: zero dK, dV for those keys
-        ([9, 30], [41, 30], 2, 2, 64, True),  # the diagonal 32 keys to the right: not on a tile boundary
+        ([9, 30], [44, 30], 2, 2, 64, True),  # the diagonal 35 keys to the right: off the 16-key tiles
         ([1, 17], [64, 20], 4, 2, 128, True),  # one query against 64 keys (a decode step), D = 128
         ([33, 8], [7, 50], 2, 1, 64, False),  # cross-attention: fewer keys than queries is fine unmasked
         ([20], [20], 2, 1, 64, True),  # cu_seqlens_k equal to cu_seqlens: self-attention again

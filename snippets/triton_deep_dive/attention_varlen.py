@@ -73,8 +73,11 @@ def attn_fwd_varlen(Q, K, V, O, LSE, CU_Q, CU_K,   # q, o: (Tq, Hq, D); k, v: (T
         shift = n_k - n_q
         diag = pid_m * BLOCK_M + shift                      # the last key the block's first query sees
         lo = (diag // BLOCK_N) * BLOCK_N                    # every key before lo is seen by every row
+        hi = diag + BLOCK_M
+        if KEYS_APART:
+            hi = tl.minimum(hi, n_k)                        # a block of few queries needs no tile past the last key
         acc, l_i, m_i = _fwd_tiles(acc, l_i, m_i, q, k_desc, v_desc, 0, lo, offs_m, n_k, qk_scale, BLOCK_N, 0)
-        acc, l_i, m_i = _fwd_tiles(acc, l_i, m_i, q, k_desc, v_desc, lo, diag + BLOCK_M, offs_m + shift, n_k,
+        acc, l_i, m_i = _fwd_tiles(acc, l_i, m_i, q, k_desc, v_desc, lo, hi, offs_m + shift, n_k,
                                    qk_scale, BLOCK_N, 1)
     else:
         n_full = (n_k // BLOCK_N) * BLOCK_N
@@ -166,8 +169,11 @@ def attn_bwd_dq_varlen(Q, K, V, DO, DQ, LSE, DELTA, CU_Q, CU_K,   # one program 
         shift = n_k - n_q
         diag = start_m + shift                              # as in the forward
         lo = (diag // BLOCK_N) * BLOCK_N
+        hi = diag + BLOCK_M
+        if KEYS_APART:
+            hi = tl.minimum(hi, n_k)
         dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, lo, offs_m, qk_scale, BLOCK_N, False)
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, diag + BLOCK_M, offs_m + shift, qk_scale,
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, hi, offs_m + shift, qk_scale,
                        BLOCK_N, True)
     else:
         dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, n_k, offs_m, qk_scale, BLOCK_N, False)
@@ -315,8 +321,9 @@ def attention_varlen(q, k, v, cu_seqlens, max_seqlen=None, causal=False, scale=N
     i + n_k - n_q. validate=True reads the offsets back once (a host sync) to refuse bad ones and a
     max_seqlen below the longest sequence; with validate=False and the max lengths given there is no sync
     and nothing checks them: offsets that do not rise from 0 to T make the kernels read and write outside
-    the tensors, and a max length below the longest leaves that sequence's last rows of the output (and
-    of the gradients) unwritten."""
+    the tensors, a max_seqlen below the longest leaves that sequence's last rows of the output and of dQ
+    unwritten (a max_seqlen_k, rows of dK and dV), and with causal=True a sequence with fewer keys than
+    queries gives NaN in the rows that see no key."""
     max_q, max_k = _check_varlen(q, k, v, cu_seqlens, cu_seqlens_k, max_seqlen, max_seqlen_k, causal, validate)
     cu_k = cu_seqlens if cu_seqlens_k is None else cu_seqlens_k
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
@@ -375,7 +382,7 @@ if __name__ == "__main__":
     if fa.INTERPRET:     # tiny: an empty sequence, a single token, ragged tails; keys packed apart
         cases = [([37, 1, 0, 20], 2, 1, 64, True, torch.float16), ([21, 16], 2, 2, 64, False, torch.bfloat16),
                  ([5, 0, 12], 2, 1, 64, True, torch.float16, 0, [40, 3, 12])]
-    else:                # lengths far apart, GQA 2:1, both head dims and masks; bf16 on one case; keys apart
+    else:                # lengths far apart, GQA 2:1, every head dim, both masks; bf16 on one case; keys apart
         lengths = [1000, 1, 513, 2048, 77, 0, 1537]
         cases = [(lengths, 4, 2, d, c, torch.float16) for d in fa.HEAD_DIMS for c in (False, True)]
         cases += [(lengths, 8, 8, 128, True, torch.bfloat16)]

@@ -3,7 +3,7 @@
 checked, then timed against what a reader would use without it, in the same run.
 
 Checks ("check" rows): the snippet's own GPU cases (lengths 1000, 1, 513, 2048, 77, 0 and 1537 packed
-together; GQA 2:1; D 64 and 128; causal and full; fp16, and bf16 on one case), forward and the three
+together; GQA 2:1; D 64, 128 and 256; causal and full; fp16, and bf16 on one case), forward and the three
 gradients against attention.py's fp32 reference one sequence at a time; and, for four sequences of
 one length, whether the packed kernels give bit for bit what attention.py's batched kernels give.
 
@@ -23,13 +23,13 @@ halved for causal, backward 2.5x the forward's; three rounds in turn, best media
   the backend it reports is recorded), forward and, where this release gives it a backward, backward.
 
 Keys packed apart (cu_seqlens_k): "check" rows with keys "apart" run the snippet's cross cases (queries
-300, 1, 0, 700 against keys 1000, 513, 64, 700, causal, GQA 2:1, D 64 and 128). "convention" rows: the
+300, 1, 0, 700 against keys 1000, 513, 64, 700, causal, GQA 2:1, D 64, 128 and 256). "convention" rows: the
 causal output for 6 queries against 20 keys compared with varlen_attn's causal output and with SDPA's
 is_causal=True (whose mask starts at the top left for rectangular inputs). "prefill" rows: a chunked
 prefill, forward only: the last min(n, CHUNK) tokens of each of the twelve sequences as queries against
 all n of its keys, causal (the mask ending at the last key); beside the packed kernels, varlen_attn. SDPA
 once per sequence with torch.nn.attention.bias.causal_lower_right as its mask gives the same rows (a
-"convention" row) but is not timed: two runs at f6492d9 gave it 0.70 and 1.49 ms for the same work, its
+"convention" row) but is not timed: two runs at f6492d9 timed it at 0.70 and 1.49 ms for the same work, its
 twelve short calls waiting on the host's launches. FLOPs count the query-key pairs the mask keeps:
 4 * H * D * sum(n_q * (n_k - n_q) + n_q * (n_q + 1) / 2).
 """
