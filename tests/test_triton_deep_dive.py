@@ -935,6 +935,42 @@ def test_gluon_backward_refuses_the_interpreter_path_and_bad_inputs():
     assert same == "same True", same
 
 
+def test_gluon_backward_grads_are_laid_out_like_their_inputs():
+    """backward_gluon allocates dQ, dK, dV with _empty_grads, several from one buffer: each must have the
+    shape and strides fa._empty_like_layout gives (what the kernels and their descriptors were written
+    for), a 16-byte aligned start (TMA), and no byte shared with another."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import torch, attention as fa, attention_bwd_gluon as bg\n"
+        "packed = torch.randn(2, 40, 3, 4, 64, dtype=torch.float16).unbind(2)\n"
+        "cases = [\n"
+        "    [torch.randn(2, 4, 40, 64, dtype=torch.float16) for _ in range(3)],         # contiguous\n"
+        "    [t.transpose(1, 2) for t in packed],                                        # views of one QKV\n"
+        "    [torch.randn(2, h, 40, 128, dtype=torch.bfloat16) for h in (8, 2, 2)],      # GQA\n"
+        "    [torch.randn(2, 4, 40, 64, dtype=torch.float16), *(t.transpose(1, 2) for t in packed[1:])],  # mixed\n"
+        "    [torch.randn(1, 1, 9, 64, dtype=torch.float16) for _ in range(3)],          # one head\n"
+        "]\n"
+        "for q, k, v in cases:\n"
+        "    grads = bg._empty_grads(q, k, v)\n"
+        "    spans = []\n"
+        "    for g, t in zip(grads, (q, k, v)):\n"
+        "        ref = fa._empty_like_layout(t)\n"
+        "        assert (g.shape, g.stride(), g.dtype) == (ref.shape, ref.stride(), ref.dtype), (g.stride(), ref.stride())\n"
+        "        assert g.data_ptr() % 16 == 0\n"
+        "        spans.append((g.data_ptr(), g.data_ptr() + g.numel() * g.element_size()))\n"
+        "    spans.sort()\n"
+        "    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans\n"
+        "print('ok', len(cases))\n"
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ok 5", out.stdout
+
+
 def test_cavity_picture_is_rendered_from_its_data():
     """data/triton_deep_dive/ir/cavity_field.svg is render_svg() of the committed dataset, byte for byte."""
     import json

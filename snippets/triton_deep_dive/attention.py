@@ -379,7 +379,7 @@ def check(B, HQ, HKV, N, D, causal, dtype=torch.float16, seed=0):
 if __name__ == "__main__":
     if INTERPRET:     # tiny ragged shapes: the interpreter runs every program in Python
         cases = [(1, 2, 1, 37, 64, True, torch.float16), (1, 2, 2, 21, 64, False, torch.bfloat16)]
-    else:             # ragged lengths, GQA 2:1, both head dims and masks; bf16 on the largest shape
+    else:             # ragged lengths, GQA 2:1, every head dim, both masks; bf16 on the largest shape
         cases = [(2, 4, 2, 1000, d, c, torch.float16) for d in HEAD_DIMS for c in (False, True)]
         cases += [(1, 8, 8, 1537, d, c, torch.bfloat16) for d, c in ((64, False), (128, True))]
     worst = max(check(b, hq, hkv, n, d, c, dt) for b, hq, hkv, n, d, c, dt in cases)

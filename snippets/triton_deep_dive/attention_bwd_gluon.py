@@ -326,19 +326,46 @@ def backward_gluon(q, k, v, o, lse, do, causal, scale, **overrides):
     pre, dq_launch, dkdv = launches
     triton.set_allocator(fa._alloc)
     delta = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
-    dq, dk, dv = fa._empty_like_layout(q), fa._empty_like_layout(k), fa._empty_like_layout(v)
+    dq, dk, dv = _empty_grads(q, k, v)
     pre(o, do, delta, *o.stride()[:3], *do.stride()[:3], HQ, N)
+    descs = {}
+
+    def desc(t, rows):  # one descriptor per tensor and box: with equal tiles both kernels read q, dO, K, V through the same
+        d = descs.get((id(t), rows))
+        if d is None:
+            d = descs[(id(t), rows)] = fg._desc(t, rows, True)
+        return d
+
     if dq_launch.kernel is attn_bwd_dq_ws:
         bm, bn = dq_launch.kw["BLOCK_M"], dq_launch.kw["BLOCK_N"]
-        dq_launch(*(fg._desc(t, rows, True) for t, rows in ((q, bm), (do, bm), (k, bn), (v, bn), (dq, bm))),
+        dq_launch(desc(q, bm), desc(do, bm), desc(k, bn), desc(v, bn), desc(dq, bm),
                   lse, delta, HQ, HQ // HKV, N, scale, scale * fa.LOG2E)
     else:
         dq_launch(q, k, v, do, dq, lse, delta, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *do.stride()[:3],
                   *dq.stride()[:3], HQ, HQ // HKV, N, scale, scale * fa.LOG2E)
     bm, bn = dkdv.kw["BLOCK_M"], dkdv.kw["BLOCK_N"]
-    dkdv(*(fg._desc(t, rows, True) for t, rows in ((q, bm), (do, bm), (k, bn), (v, bn), (dk, bn), (dv, bn))),
+    dkdv(desc(q, bm), desc(do, bm), desc(k, bn), desc(v, bn), desc(dk, bn), desc(dv, bn),
          lse, delta, HQ, HKV, HQ // HKV, N, scale, scale * fa.LOG2E)
     return dq, dk, dv
+
+
+def _empty_grads(q, k, v):
+    """Empty dQ, dK, dV, each laid out like its input (fa._empty_like_layout: token-major for head views of
+    a projection), carved from one allocation per shape and layout: three when q, k, v share both (no
+    GQA), else dK and dV share one. Each torch.empty costs the host several µs; a view costs less."""
+    out, groups = [None] * 3, {}
+    for i, t in enumerate((q, k, v)):
+        B, H, N, D = t.shape
+        token_major = H > 1 and N > 1 and t.stride(1) < t.stride(2)   # the test fa._empty_like_layout makes
+        groups.setdefault((B, H, N, D, token_major), []).append(i)
+    for (B, H, N, D, token_major), idx in groups.items():
+        if token_major:
+            buf = torch.empty((len(idx), B, N, H, D), device=q.device, dtype=q.dtype).transpose(2, 3)
+        else:
+            buf = torch.empty((len(idx), B, H, N, D), device=q.device, dtype=q.dtype)
+        for j, i in enumerate(idx):
+            out[i] = buf[j]
+    return out
 
 
 def _bwd_launches(q, k, causal, overrides):

@@ -253,11 +253,18 @@ def _layout_key(*tensors) -> tuple:
     return (tensors[0].dtype, tensors[0].device, *((t.shape, t.stride()) for t in tensors))
 
 
+@functools.lru_cache(maxsize=None)
+def _is_hopper(device: torch.device) -> bool:
+    """Whether device is a Hopper GPU (sm_90). Asked once per device: torch.cuda.get_device_capability costs
+    a few µs of host time, and every call of attention() needs the answer."""
+    return torch.cuda.get_device_capability(device)[0] == 9
+
+
 def _prepare(q, k, v, heads, who):
     """What both wrappers check and do first: the inputs, a Hopper GPU, views TMA can read; heads=None picks
     4-D descriptors unless q, k and v are all contiguous."""
     fa._check_inputs(q, k, v)
-    if fa.INTERPRET or torch.cuda.get_device_capability(q.device)[0] != 9:
+    if fa.INTERPRET or not _is_hopper(q.device):
         raise RuntimeError(f"{who}: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
     q, k, v = (fa._tma_ready(t) for t in (q, k, v))
     contiguous = all(t.is_contiguous() for t in (q, k, v))
@@ -552,8 +559,7 @@ def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides)
 def uses_gluon(q, k, v) -> bool:
     """Whether attention() runs the Gluon forward: on Hopper (sm_90), for any strides TMA can follow, at the
     head dims FA3_CONFIGS has settings for (64 and 128; at 256, attention.py's kernels run)."""
-    return (not fa.INTERPRET and q.is_cuda and torch.cuda.get_device_capability(q.device)[0] == 9
-            and (q.shape[-1], False) in FA3_CONFIGS)
+    return not fa.INTERPRET and q.is_cuda and _is_hopper(q.device) and (q.shape[-1], False) in FA3_CONFIGS
 
 
 def forward_gluon(q, k, v, causal=False, scale=None):

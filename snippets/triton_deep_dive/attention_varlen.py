@@ -184,7 +184,7 @@ def attn_bwd_dq_varlen(Q, K, V, DO, DQ, LSE, DELTA, CU_Q, CU_K,   # one program 
 
 
 # --8<-- [start:wrapper]
-def _offsets(name, cu, total, device):
+def _offsets(name, cu, device):
     """Refuse a cu_seqlens that is not a 1-D int32 tensor of offsets on q's device."""
     if not isinstance(cu, torch.Tensor) or cu.dim() != 1 or cu.numel() < 2:
         raise ValueError(f"attention_varlen: {name} must be a 1-D tensor of B + 1 row offsets (B >= 1), got "
@@ -213,9 +213,9 @@ def _check_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, validate):
         fa._check_inputs(*(t[:1].transpose(0, 1).unsqueeze(0) for t in (q, k, v)))
     except ValueError as e:
         raise ValueError(str(e).replace("attention:", "attention_varlen:", 1)) from None
-    _offsets("cu_seqlens", cu_q, TQ, q.device)
+    _offsets("cu_seqlens", cu_q, q.device)
     if cu_k is not None:
-        _offsets("cu_seqlens_k", cu_k, TK, q.device)
+        _offsets("cu_seqlens_k", cu_k, q.device)
         if cu_k.numel() != cu_q.numel():
             raise ValueError(f"attention_varlen: cu_seqlens_k has {cu_k.numel()} offsets and cu_seqlens "
                              f"{cu_q.numel()}; both must list the same B + 1 sequence boundaries")

@@ -19,7 +19,7 @@ LayerNorm, the loss, AdamW, copies), summed per step. Kernels are assigned by na
 32 sequences, not 8: at 8 a step takes 2-3 ms, short enough for host-side launches to weigh on it; two runs of the same
 code at e301acf gave 0.88x and 0.75x SDPA (this dataset's history); at 32 the GPU work per step is
 four times larger, while the host launches the same kernels.
-Even at 32 the eager step can wait on the host: the page's attention() builds 15 TMA descriptors and
+Even at 32 the eager step can wait on the host: the page's attention() builds its TMA descriptors (4 in the forward, 7 in the backward at this shape) and
 launches four kernels from Python per step, where SDPA's launches are C++. Column "host_ms": the
 host's own time per step (measure.host_us: steps queued behind a GPU spin, so none waits on the GPU).
 When the host's time per step comes near the GPU's, a slower spell of the lent machine's CPU turns the
@@ -29,6 +29,7 @@ The wrappers now plan their launches once per input layout (attention_gluon.Laun
 cached, compiled kernels launched without the JIT's dispatch). Table "host": the host's time for one
 attention forward + backward alone at the layer's shape (measure.host_us), with the plans (impl "triton"),
 with every launch through kernel[grid] again (impl "triton_jit", Launch.JIT = True) and for SDPA.
+Table "host_split": that host time taken apart (host_parts below).
 Columns "ms_loop" and "ratio_sdpa_loop": LOOP_STEPS training steps run back to back, as a Python training
 loop runs them, timed with CUDA events around the whole loop (no L2 flush between steps, so nothing
 gives the host a head start), three rounds in turn. Target: >= 1.0x SDPA.
@@ -73,6 +74,70 @@ def part_of(kernel: str) -> str:
     if any(f in kernel for f in ATTN_FWD):
         return "attention forward"
     return "other"
+
+
+def host_parts(fa, q, k, v, qkv, do) -> dict:
+    """Table "host_split": where the host time of the attention's forward + backward goes, each part
+    timed alone with measure.host_us (so the parts need not add up to the whole exactly):
+    - forward, backward: attention() alone, and torch.autograd.grad of its saved output (the autograd
+      engine, the Function's backward, the strided views' own backward); SDPA's the same way;
+    - backward_gluon: the backward's Python called directly, without autograd;
+    - descriptors, allocations, launches: what backward_gluon does, one piece at a time: the TMA
+      descriptor objects it builds, its four empty tensors (delta, dQ, dK, dV), and its three launches
+      with every argument already built."""
+    import torch
+    import torch.nn.functional as F
+
+    fg, fa0 = fa.fg, fa.fa
+    out = {}
+    calls = {
+        ("triton", "forward"): lambda: fa.attention(q, k, v, causal=True),
+        ("sdpa", "forward"): lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+    }
+    o_t, o_s = fa.attention(q, k, v, causal=True), F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    calls[("triton", "backward")] = lambda: torch.autograd.grad(o_t, qkv, do, retain_graph=True)
+    calls[("sdpa", "backward")] = lambda: torch.autograd.grad(o_s, qkv, do, retain_graph=True)
+    # the saved tensors, as the Function's backward gets them
+    qq, kk, vv = (fa0._tma_ready(t.detach()) for t in (q, k, v))
+    scale = q.shape[-1] ** -0.5
+    with torch.no_grad():
+        o, lse = fg.forward_gluon(qq, kk, vv, True, scale)
+    dd = fa0._tma_ready(do)
+    calls[("triton", "backward_gluon")] = lambda: fa.backward_gluon(qq, kk, vv, o, lse, dd, True, scale)
+    calls[("triton", "backward_gluon")]()
+    key = next(key for key in fg._LAUNCHES if key[0] == "bwd" and key[1] == fg._layout_key(qq, kk, vv, o, dd))
+    pre, dq_l, dkdv = fg._LAUNCHES[key]
+    B, HQ, N, D = qq.shape
+    HKV = kk.shape[1]
+    delta = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
+    dq, dk, dv = fa._empty_grads(qq, kk, vv)
+    boxes = [(dq_l.kw["BLOCK_M"], (qq, dd, dq)), (dq_l.kw["BLOCK_N"], (kk, vv)),
+             (dkdv.kw["BLOCK_M"], (qq, dd)), (dkdv.kw["BLOCK_N"], (kk, vv, dk, dv))]
+    unique = list({(id(t), rows): (t, rows) for rows, ts in boxes for t in ts}.values())  # as backward_gluon shares them
+    descs = {(id(t), rows): fg._desc(t, rows, True) for t, rows in unique}
+
+    def d(t, rows):
+        return descs[(id(t), rows)]
+
+    bm, bn, bm2, bn2 = dq_l.kw["BLOCK_M"], dq_l.kw["BLOCK_N"], dkdv.kw["BLOCK_M"], dkdv.kw["BLOCK_N"]
+
+    def launches():
+        pre(o, dd, delta, *o.stride()[:3], *dd.stride()[:3], HQ, N)
+        dq_l(d(qq, bm), d(dd, bm), d(kk, bn), d(vv, bn), d(dq, bm), lse, delta, HQ, HQ // HKV, N, scale,
+             scale * fa0.LOG2E)
+        dkdv(d(qq, bm2), d(dd, bm2), d(kk, bn2), d(vv, bn2), d(dk, bn2), d(dv, bn2), lse, delta, HQ, HKV,
+             HQ // HKV, N, scale, scale * fa0.LOG2E)
+
+    if dq_l.kernel is fa.attn_bwd_dq_ws:  # the settings at this shape; with attention.py's dQ kernel, no such row
+        calls[("triton", "descriptors")] = lambda: [fg._desc(t, rows, True) for t, rows in unique]
+        calls[("triton", "launches")] = launches
+    calls[("triton", "allocations")] = lambda: (torch.empty((B, HQ, N), device=q.device, dtype=torch.float32),
+                                                fa._empty_grads(qq, kk, vv))
+    for (impl, part), fn in calls.items():
+        out[(impl, part)] = {"host_us": measure.host_us(fn, calls=HOST_CALLS)}
+    if ("triton", "descriptors") in out:
+        out[("triton", "descriptors")]["count"] = len(unique)
+    return out
 
 
 def main(argv=None) -> int:
@@ -166,6 +231,7 @@ def main(argv=None) -> int:
             host_attn[impl] = measure.host_us(lambda run=run: run().backward(do), calls=HOST_CALLS)
         finally:
             fa.fg.Launch.JIT = False
+    host_split = host_parts(fa, q, k, v, qkv, do)
 
     # the same step, captured in a CUDA graph: fresh copies of the layers, an optimizer that can be captured
     gmodels = {impl: copy.deepcopy(m) for impl, m in models.items()}
@@ -213,6 +279,9 @@ def main(argv=None) -> int:
         print(row, flush=True)
     for impl, us in host_attn.items():
         rows.append({"table": "host", "impl": impl, "host_us": us})
+        print(rows[-1], flush=True)
+    for (impl, piece), cols in host_split.items():
+        rows.append({"table": "host_split", "impl": impl, "piece": piece, **cols})
         print(rows[-1], flush=True)
     from torch.profiler import ProfilerActivity, profile
 
@@ -269,6 +338,7 @@ def main(argv=None) -> int:
         "ratio_sdpa_loop": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
         "met_sdpa_loop": {"unit": "bool", "noise": 0, "of": "ratio_sdpa_loop", "target": TARGET},
         "host_us": {"unit": "µs", "noise": 1.0, "fmt": ".0f", "check": False},  # the lent host's CPU: never gated
+        "count": {"unit": "", "noise": 0, "fmt": "d"},
         "ms_graph": {"unit": "ms", "noise": 0.1, "fmt": ".2f"},
         "ms_graph_spread": {"unit": "", "noise": 1.0, "fmt": ".1%", "check": False},
         "ratio_sdpa_graph": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
