@@ -383,9 +383,14 @@ def test_a_dataset_scoped_label_overrides_the_shared_one_for_cells_and_titles(mo
         "art/ours.cublas": {"en": "cuBLAS (ours)"},
         "step": {"en": "Step (shared)"},
         "art/ours.step": {"en": "Step (ours)"},
+        "art/ours.part=step": {"en": "Step, as a part (ours)"},
     }
     monkeypatch.setattr(render, "labels", lambda: table)
     assert render.fmt_value(ours, "impl", "cublas", "en") == "cuBLAS (ours)"
+    # "<dataset>.<column>=<value>": a value that is also a column's name, labelled apart from the title
+    assert render.fmt_value(ours, "part", "step", "en") == "Step, as a part (ours)"
+    assert render.fmt_value(ours, "impl", "step", "en") == "Step (ours)"
+    assert render.fmt_value(other, "part", "step", "en") == "Step (shared)"
     assert render.fmt_value(other, "impl", "cublas", "en") == "cuBLAS (shared)"
     assert render.column_title(ours, "step", "en") == "Step (ours)"
     assert render.column_title(other, "step", "en") == "Step (shared)"

@@ -971,6 +971,25 @@ def test_gluon_backward_grads_are_laid_out_like_their_inputs():
     assert out.stdout.strip() == "ok 5", out.stdout
 
 
+def test_gluon_backward_passes_eleven_descriptor_arguments():
+    """The page says backward_gluon builds 7 descriptors "instead of 11" at the GPT-2 shape: its two Gluon
+    launches take 5 (dQ) and 6 (dK/dV) descriptor arguments, each through desc(), which shares one object
+    per tensor and box."""
+    import ast
+    import re
+
+    tree = ast.parse((SNIPPETS / "attention_bwd_gluon.py").read_text())
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "backward_gluon")
+    calls = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("dq_launch", "dkdv"):
+            n = sum(isinstance(a, ast.Call) and getattr(a.func, "id", "") == "desc" for a in node.args)
+            calls[node.func.id] = max(calls.get(node.func.id, 0), n)
+    assert calls == {"dq_launch": 5, "dkdv": 6}, calls
+    page = (ROOT / "docs" / "en" / "triton-deep-dive.md").read_text()
+    assert re.search(r"built instead of 11\)", page)
+
+
 def test_cavity_picture_is_rendered_from_its_data():
     """data/triton_deep_dive/ir/cavity_field.svg is render_svg() of the committed dataset, byte for byte."""
     import json

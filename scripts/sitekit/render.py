@@ -114,9 +114,10 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
             return f"{v:,}"
         return f"{v:.3g}"
     # a label keyed "<dataset>.<value>" overrides the shared one where a value names something else in
-    # one dataset ("cublas" is torch.matmul in the GEMM tables, F.linear in the inference ones)
-    scoped = f"{ds.get('name')}.{v}"
-    text = label(scoped if scoped in labels() else v, lang)
+    # one dataset ("cublas" is torch.matmul in the GEMM tables, F.linear in the inference ones), and one
+    # keyed "<dataset>.<column>=<value>" overrides both, where a value is also a column's name there
+    table = labels()
+    text = label(next((k for k in (f"{ds.get('name')}.{col}={v}", f"{ds.get('name')}.{v}") if k in table), v), lang)
     # "4096^3" in a dataset reads 4096³ on the page (also inside SVG text, where <sup> does not exist)
     return re.sub(r"\^(\d+)", lambda m: m.group(1).translate(SUPERSCRIPT), html.escape(text))
 
