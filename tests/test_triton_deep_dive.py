@@ -27,6 +27,19 @@ def _load(name: str, interpret: bool):
     return snippet_loader.load(SNIPPETS / f"{name}.py", f"tdd_test_{name}_{int(interpret)}", interpret)
 
 
+def _interpreted(code: str):
+    """Run code in a fresh Python with TRITON_INTERPRET=1 and the snippets importable by name (the GPU-only
+    modules import their Gluon kernels there without compiling them); fail with its stderr if it fails."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out
+
+
 attn = _load("attention", True)
 
 
@@ -532,9 +545,6 @@ def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
     usual input checks;
     the trainable attention() of attention_gluon.py refuses the same bad inputs and, off Hopper (here: the
     interpreter), is attention.py's attention(): same output, and gradients through the same backward."""
-    import os
-    import subprocess
-    import sys
 
     code = (
         "import torch, attention, attention_gluon as ag\n"
@@ -552,9 +562,7 @@ def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
         "ga, gb = (torch.autograd.grad(o, (q, k, v), torch.ones_like(o)) for o in (a, b))\n"
         "print('same', torch.equal(a, b) and all(torch.equal(x, y) for x, y in zip(ga, gb)))\n"
     )
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = _interpreted(code)
     lines = out.stdout.strip().split("\n")
     assert len(lines) == 6, out.stdout
     *refusals, same = lines
@@ -909,9 +917,6 @@ def test_gluon_backward_kernels_compile_with_their_overlap_intact(tmp_path):
 def test_gluon_backward_refuses_the_interpreter_path_and_bad_inputs():
     """attention_bwd_gluon.attention refuses bad inputs like attention.attention and, off Hopper (here: the
     interpreter), is attention.attention: the same output and gradients."""
-    import os
-    import subprocess
-    import sys
 
     code = (
         "import torch, attention, attention_bwd_gluon as bg\n"
@@ -927,9 +932,7 @@ def test_gluon_backward_refuses_the_interpreter_path_and_bad_inputs():
         "ga, gb = (torch.autograd.grad(o, (q, k, v), torch.ones_like(o)) for o in (a, b))\n"
         "print('same', torch.equal(a, b) and all(torch.equal(x, y) for x, y in zip(ga, gb)))\n"
     )
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = _interpreted(code)
     refusal, same = out.stdout.strip().split("\n")
     assert refusal.startswith("ValueError") and "k and v must have shape" in refusal, refusal
     assert same == "same True", same
@@ -939,9 +942,6 @@ def test_gluon_backward_grads_are_laid_out_like_their_inputs():
     """backward_gluon allocates dQ, dK, dV with _empty_grads, several from one buffer: each must have the
     shape and strides fa._empty_like_layout gives (what the kernels and their descriptors were written
     for), a 16-byte aligned start (TMA), and no byte shared with another."""
-    import os
-    import subprocess
-    import sys
 
     code = (
         "import torch, attention as fa, attention_bwd_gluon as bg\n"
@@ -965,9 +965,7 @@ def test_gluon_backward_grads_are_laid_out_like_their_inputs():
         "    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans\n"
         "print('ok', len(cases))\n"
     )
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(SNIPPETS)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = _interpreted(code)
     assert out.stdout.strip() == "ok 5", out.stdout
 
 
