@@ -988,6 +988,23 @@ def test_gluon_backward_passes_eleven_descriptor_arguments():
     assert re.search(r"built instead of 11\)", page)
 
 
+def test_gpt2_history_holds_the_run_behind_that_the_page_cites():
+    """The not-done list says an earlier run, kept in gpt2_layer's history, fell behind SDPA back to back:
+    some recorded run of the loop must be below parity."""
+    import json
+
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "gpt2_layer.json").read_text())
+    loops = [
+        r["ratio_sdpa_loop"]
+        for h in ds["history"]
+        for r in h["rows"]
+        if r.get("table") == "step" and r.get("impl") == "triton" and "ratio_sdpa_loop" in r
+    ]
+    assert any(x < 1.0 for x in loops), loops
+    page = (ROOT / "docs" / "en" / "triton-deep-dive.md").read_text()
+    assert "an earlier run, kept in the dataset's history, fell behind" in page
+
+
 def test_cavity_picture_is_rendered_from_its_data():
     """data/triton_deep_dive/ir/cavity_field.svg is render_svg() of the committed dataset, byte for byte."""
     import json
