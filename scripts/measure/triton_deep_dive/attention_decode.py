@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Decoding from a paged KV cache, attention_decode.py of "Deep Dive into OpenAI Triton", on a GPU: checked,
+then timed beside what a reader would use without it, in the same run.
+
+Checks ("check" rows): the snippet's own GPU cases (lengths 1, 17, 1000, 4096, 9000 and 255 in pages dealt
+out in a shuffled order; GQA 32:8, and 64:8 in bf16; D 64, 128 and 256; pages of 16 and of 256 tokens; the
+split count the wrapper picks and a single split), against an fp32 reference that gathers each sequence's
+keys from its pages.
+
+Speed ("speed" rows): fp16, Hq = 32, Hkv = 8, D = 128 (the heads of a Llama-3-8B layer), pages of PAGE
+tokens, B sequences of n cached tokens each, one query token per sequence:
+- "triton": decode_attention with the split count num_splits picks (column "splits");
+- "triton_nosplit": the same kernels with one split, one program per (sequence, KV head);
+- "sdpa": F.scaled_dot_product_attention(enable_gqa=True) on the same keys and values laid out contiguously,
+  (B, Hkv, n, D): what a cache without pages would give; PyTorch's default backend choice;
+- "gather_sdpa": the pages gathered into that contiguous layout (k_cache[block_table]) and then SDPA, what
+  a reader with a paged cache and no paged kernel would run.
+Every output is checked against the Triton one first. "tbps" counts the bytes of K and V read
+(2 * B * n * Hkv * D * 2), not q, the output or the block table; "frac_copy" divides it by the device copy
+bandwidth measured in the same run ("copy" row); "speedup" is SDPA's time over each one's. Three rounds in
+turn, the best median kept. "pages" rows: the B = 16, n = 8192 case with pages of 16, 64 and 256 tokens.
+"ragged" rows: sixteen sequences of RAGGED lengths, split and unsplit (SDPA would need padding or a mask).
+"""
+
+from __future__ import annotations
+
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 45}
+
+import sys
+
+from sitekit import data, measure
+
+NAME = data.name_of(__file__)
+HQ, HKV, D = 32, 8, 128
+PAGE = 16
+SHAPES = [(1, 32768), (4, 16384), (16, 8192), (64, 2048)]  # (B, n): sequences and cached tokens per sequence
+QUICK_SHAPES = [(1, 300), (3, 64)]
+PAGES = [16, 64, 256]
+RAGGED = [31, 17000, 2048, 513, 9000, 64, 4100, 12000, 1, 777, 6000, 300, 15000, 2500, 8191, 100]
+QUICK_RAGGED = [31, 200, 1]
+CHECK = [1, 17, 1000, 4096, 9000, 255]  # the snippet's own GPU cases
+QUICK_CHECK = [1, 37, 300]
+DEVICE = "cuda"  # a CPU dry run of this script (interpreter, tiny sizes) sets it to "cpu"
+ROUNDS = 3
+
+
+def main(argv=None) -> int:
+    args = data.arg_parser(__doc__, NAME).parse_args(argv)
+    measure.need_gpu(NAME)
+    import torch
+    import torch.nn.functional as F
+
+    fa = measure.snippet("triton_deep_dive/attention")
+    sys.modules["attention"] = fa  # attention_decode.py imports it by this name
+    dec = measure.snippet("triton_deep_dive/attention_decode")
+    rows = []
+    quick = args.quick
+
+    lengths = QUICK_CHECK if quick else CHECK
+    dims = fa.HEAD_DIMS[:1] if quick else fa.HEAD_DIMS  # the interpreter's dry run: one head dim is enough
+    cases = [(lengths, HQ, HKV, d, page, torch.float16, s) for d in dims for page in (16, 256) for s in (None, 1)]
+    cases += [(lengths, 64, HKV, 128, 16, torch.bfloat16, None)]
+    for case in cases:
+        err = dec.check_decode(*case)
+        rows.append({"table": "check", "D": case[3], "page": case[4], "dtype": str(case[5]).removeprefix("torch."),
+                     "heads": f"{case[1]}:{case[2]}", "splitting": "auto" if case[6] is None else "one",
+                     "max_rel_err": err})
+        print(rows[-1], flush=True)
+
+    if DEVICE == "cuda":
+        copy, _ = measure.copy_tbps()
+    else:  # the dry run: a stand-in, so the fractions have something to divide by
+        copy = 1.0
+    rows.append({"table": "copy", "impl": "copy", "tbps": copy})
+
+    def setup(lengths, page, seed=0):
+        k_cache, v_cache, table, lens = dec.paged_cache(lengths, HKV, D, page, torch.float16, seed, device=DEVICE)
+        q = torch.randn(len(lengths), HQ, D, device=DEVICE, dtype=torch.float16)
+        return q, k_cache, v_cache, table, lens
+
+    def no_grad(fn):
+        def run():
+            with torch.no_grad():
+                return fn()
+
+        return run
+
+    def timed(fns, lengths, table, extra):
+        kv_bytes = 2 * sum(lengths) * HKV * D * 2
+        each = measure.bench_each_round({k: no_grad(f) for k, f in fns.items()}, rounds=1 if quick else ROUNDS)
+        best = {k: min(v) for k, v in each.items()}
+        ref = best.get("sdpa")
+        for name, t in best.items():
+            row = {"table": table, **extra, "impl": name, "us": t * 1e3, "tbps": kv_bytes / t / 1e9,
+                   "frac_copy": kv_bytes / t / 1e9 / copy, "us_spread": measure.spread(each[name])}
+            if ref is not None:
+                row["speedup"] = ref / t
+            rows.append(row)
+            print(row, flush=True)
+
+    for B, n in QUICK_SHAPES if quick else SHAPES:
+        q, k_cache, v_cache, table, lens = setup([n] * B, PAGE)
+        pages = table.shape[1]
+        splits = dec.num_splits(B, HKV, n, q.device)
+
+        def contiguous(c):  # (num_pages, PAGE, Hkv, D) -> (B, Hkv, n, D) in token order
+            return c[table[:, :pages].long()].reshape(B, pages * PAGE, HKV, D)[:, :n].transpose(1, 2)
+
+        kc, vc = contiguous(k_cache).contiguous(), contiguous(v_cache).contiguous()
+        fns = {
+            "triton": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=n),
+            "triton_nosplit": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=n, splits=1),
+            "sdpa": lambda: F.scaled_dot_product_attention(q[:, :, None], kc, vc, enable_gqa=True)[:, :, 0],
+            "gather_sdpa": lambda: F.scaled_dot_product_attention(
+                q[:, :, None], contiguous(k_cache), contiguous(v_cache), enable_gqa=True
+            )[:, :, 0],
+        }
+        with torch.no_grad():
+            ours = fns["triton"]()
+            for name, fn in fns.items():
+                err = measure.rel_err(fn(), ours)
+                if not err < 5e-3:
+                    sys.exit(f"{NAME}: {name} at B={B}, n={n}: relative error {err:.2e} against the Triton kernels")
+        timed(fns, [n] * B, "speed", {"B": B, "n": n, "page": PAGE, "splits": splits})
+        del kc, vc, k_cache, v_cache
+
+    B, n = (2, 200) if quick else (16, 8192)
+    for page in PAGES:
+        q, k_cache, v_cache, table, lens = setup([n] * B, page)
+        fns = {"triton": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=n)}
+        timed(fns, [n] * B, "pages", {"B": B, "n": n, "page": page, "splits": dec.num_splits(B, HKV, n, q.device)})
+
+    lengths = QUICK_RAGGED if quick else RAGGED
+    q, k_cache, v_cache, table, lens = setup(lengths, PAGE, seed=2)
+    longest = max(lengths)
+    fns = {
+        "triton": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=longest),
+        "triton_nosplit": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=longest, splits=1),
+    }
+    with torch.no_grad():
+        err = measure.rel_err(fns["triton"](), dec.reference_decode(q, k_cache, v_cache, table, lens))
+    if not err < 5e-3:
+        sys.exit(f"{NAME}: ragged lengths: relative error {err:.2e} against the fp32 reference")
+    timed(fns, lengths, "ragged", {"B": len(lengths), "n": longest, "page": PAGE,
+                                   "splits": dec.num_splits(len(lengths), HKV, longest, q.device)})
+
+    rows.append({"table": "setup", "hq": HQ, "hkv": HKV, "head_dim": D, "ragged": ", ".join(map(str, lengths))})
+    metrics = {
+        "max_rel_err": {"unit": "", "noise": 1.0, "fmt": ".1e", "check": False},
+        "us": {"unit": "µs", "noise": 0.1, "fmt": ".1f", "check": False},
+        "us_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
+        "tbps": {"unit": "TB/s", "noise": 0.07, "fmt": ".2f"},
+        "frac_copy": {"unit": "fraction", "noise": 0.07, "fmt": ".2f"},
+        "speedup": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
+        "splits": {"unit": "", "noise": 0, "fmt": "d"},
+        **{m: {"unit": "", "noise": 0, "fmt": "d"} for m in ("hq", "hkv", "head_dim")},
+    }
+    ds = data.new(NAME, metrics, rows)
+    return data.save(ds, args.out, quick=quick)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

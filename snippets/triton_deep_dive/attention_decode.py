@@ -1,0 +1,248 @@
+"""Decoding from a paged KV cache: one new query token per sequence against every key cached so far.
+
+q has shape (B, Hq, D): one token per sequence. The cache is a pool of pages, k_cache and v_cache of shape
+(num_pages, PAGE, Hkv, D), handed out to sequences in any order; block_table (B, max_pages, int32) lists
+each sequence's pages in token order, and seq_lens (B, int32) its number of cached tokens, the new token's
+key and value already written. This is the layout FlashAttention's flash_attn_with_kvcache and vLLM take.
+Token t of sequence b lives in page block_table[b, t // PAGE], row t % PAGE.
+
+A decode step reads every cached key and value once and does about 4 * GROUP FLOPs per 2-byte element
+(GROUP = Hq / Hkv query heads share each K/V head): it is bound by memory, not by the tensor cores.
+One program per (sequence, KV head) covers all GROUP query heads of that KV head, so each K/V tile is read
+once for the whole group. With few sequences, that is too few programs to keep every SM streaming, so the
+keys of each sequence are cut into splits ("Flash-Decoding"): each program returns its split's output and
+log-sum-exp, and a second kernel combines the splits with the same rescaling as the forward's online softmax.
+Run it: `python snippets/triton_deep_dive/attention_decode.py` on a GPU, or with TRITON_INTERPRET=1 on a CPU
+(small sizes). It imports attention.py from its own directory for the checks it shares and LOG2E.
+"""
+# --8<-- [start:kernels]
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+import attention as fa      # attention.py, in the same directory: dtypes, head dims, LOG2E, rel_err
+
+
+@triton.jit
+def decode_split(Q, K, V, BLOCK_TABLE, SEQ_LENS, O_PART, LSE_PART,    # one program per (sequence, KV head, split)
+                 sq_b, sq_h, sk_p, sk_t, sk_h, sv_p, sv_t, sv_h, sbt_b,
+                 HKV, N_SPLITS, SPLIT, qk_scale,
+                 GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, HEAD_DIM: tl.constexpr,
+                 PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
+    b = tl.program_id(0) // HKV
+    hk = tl.program_id(0) % HKV
+    s = tl.program_id(1)
+    n = tl.load(SEQ_LENS + b)
+    lo = s * SPLIT                                       # this split's keys: lo <= t < hi
+    hi = tl.minimum(lo + SPLIT, n)
+    rows = tl.arange(0, GROUP_PAD)                       # the group's query heads, padded to a tl.dot tile
+    heads = hk * GROUP + rows
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + b * sq_b + heads[:, None] * sq_h + d[None, :], mask=rows[:, None] < GROUP, other=0.0)
+    m_i = tl.full([GROUP_PAD], -float("inf"), tl.float32)
+    l_i = tl.zeros([GROUP_PAD], tl.float32)
+    acc = tl.zeros([GROUP_PAD, HEAD_DIM], tl.float32)
+    for start in range(lo, hi, BLOCK_N):
+        t = start + tl.arange(0, BLOCK_N)
+        live = t < hi
+        # the block table turns token t into (page, row): one gather per token row of K and of V
+        page = tl.load(BLOCK_TABLE + b * sbt_b + t // PAGE, mask=live, other=0).to(tl.int64)
+        row = t % PAGE
+        k = tl.load(K + page[:, None] * sk_p + row[:, None] * sk_t + hk * sk_h + d[None, :],
+                    mask=live[:, None], other=0.0)
+        v = tl.load(V + page[:, None] * sv_p + row[:, None] * sv_t + hk * sv_h + d[None, :],
+                    mask=live[:, None], other=0.0)
+        scores = tl.dot(q, tl.trans(k)) * qk_scale       # (GROUP_PAD, BLOCK_N), log2 domain
+        scores = tl.where(live[None, :], scores, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(scores, 1))
+        alpha = tl.math.exp2(m_i - m_new)
+        p = tl.math.exp2(scores - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    # the split's output and its log2-sum-exp; a split past the sequence's end ran no tile: lse = -inf, o = 0
+    part = (b * HKV * GROUP + heads) * N_SPLITS + s
+    done = rows < GROUP
+    l_safe = tl.maximum(l_i, 1e-30)
+    tl.store(LSE_PART + part, tl.where(l_i > 0, m_i + tl.math.log2(l_safe), -float("inf")), mask=done)
+    tl.store(O_PART + part[:, None] * HEAD_DIM + d[None, :], acc / l_safe[:, None], mask=done[:, None])
+
+
+@triton.jit
+def decode_combine(O_PART, LSE_PART, O, so_b, so_h, HQ, N_SPLITS,   # one program per (sequence, query head)
+                   HEAD_DIM: tl.constexpr, SPLITS_PAD: tl.constexpr):
+    b = tl.program_id(0) // HQ
+    h = tl.program_id(0) % HQ
+    sp = tl.arange(0, SPLITS_PAD)
+    d = tl.arange(0, HEAD_DIM)
+    first = tl.program_id(0) * N_SPLITS
+    lse = tl.load(LSE_PART + first + sp, mask=sp < N_SPLITS, other=-float("inf"))
+    # o = sum_s o_s * l_s * 2^(m_s - m) / sum_s l_s * 2^(m_s - m), and l_s * 2^m_s = 2^lse_s
+    w = tl.math.exp2(lse - tl.max(lse, 0))
+    o = tl.load(O_PART + (first + sp[:, None]) * HEAD_DIM + d[None, :], mask=sp[:, None] < N_SPLITS, other=0.0)
+    out = tl.sum(o * w[:, None], 0) / tl.sum(w, 0)
+    tl.store(O + b * so_b + h * so_h + d, out.to(O.dtype.element_ty))
+# --8<-- [end:kernels]
+
+
+# --8<-- [start:wrapper]
+BLOCK_N = 64          # keys per loop step
+MIN_SPLIT = 256       # keys per split at the least: below that, a split's start and its partial result cost more
+PROGRAMS_PER_SM = 2   # the split count aims at this many programs per SM
+MAX_SPLITS = 64       # decode_combine holds every split of one head in registers at once
+
+
+def _check_decode(q, k_cache, v_cache, block_table, seq_lens):
+    """Refuse what the kernels cannot take, with what was expected."""
+    for name, t, dims in (("q", q, "(B, Hq, D)"), ("k_cache", k_cache, "(num_pages, PAGE, Hkv, D)"),
+                          ("v_cache", v_cache, "(num_pages, PAGE, Hkv, D)")):
+        want = 3 if name == "q" else 4
+        if not isinstance(t, torch.Tensor) or t.dim() != want:
+            raise ValueError(f"decode_attention: {name} must be a {want}-D tensor {dims}, got "
+                             f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}")
+    if not fa.INTERPRET and not all(t.is_cuda for t in (q, k_cache, v_cache, block_table, seq_lens)):
+        raise ValueError("decode_attention: q, the caches, block_table and seq_lens must be CUDA tensors, got "
+                         f"{q.device}, {k_cache.device}, {v_cache.device}, {block_table.device}, {seq_lens.device} "
+                         "(or set TRITON_INTERPRET=1 to run on the CPU)")
+    if not (q.dtype == k_cache.dtype == v_cache.dtype) or q.dtype not in fa.DTYPES:
+        raise ValueError(f"decode_attention: q and the caches must all be float16 or all bfloat16, got "
+                         f"{q.dtype}, {k_cache.dtype}, {v_cache.dtype}")
+    B, HQ, D = q.shape
+    if k_cache.shape != v_cache.shape or k_cache.shape[3] != D:
+        raise ValueError(f"decode_attention: k_cache and v_cache must have one shape (num_pages, PAGE, Hkv, D) "
+                         f"with D = {D} as in q, got {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
+    HKV = k_cache.shape[2]
+    if HKV == 0 or HQ % HKV:
+        raise ValueError(f"decode_attention: query heads ({HQ}) must be a multiple of KV heads ({HKV})")
+    if D not in fa.HEAD_DIMS:
+        raise ValueError(f"decode_attention: head dim {D} is not supported; use one of {fa.HEAD_DIMS}")
+    if any(t.stride(-1) != 1 for t in (q, k_cache, v_cache)):
+        raise ValueError("decode_attention: q, k_cache and v_cache need unit stride along D")
+    if block_table.dtype != torch.int32 or block_table.dim() != 2 or block_table.shape[0] != B:
+        raise ValueError(f"decode_attention: block_table must be int32 of shape (B, max_pages) with B = {B}, got "
+                         f"{block_table.dtype} {tuple(block_table.shape)}")
+    if seq_lens.dtype != torch.int32 or tuple(seq_lens.shape) != (B,):
+        raise ValueError(f"decode_attention: seq_lens must be int32 of shape ({B},), got "
+                         f"{seq_lens.dtype} {tuple(seq_lens.shape)}")
+    if B == 0:
+        raise ValueError("decode_attention: empty batch")
+
+
+def _validate(k_cache, block_table, seq_lens):
+    """One read back to the host: every length at least 1 and within the block table, every page a sequence
+    uses inside the pool. Returns the longest length."""
+    num_pages, page = k_cache.shape[:2]
+    cap = block_table.shape[1] * page
+    used = torch.arange(block_table.shape[1], device=block_table.device)[None, :] * page < seq_lens[:, None]
+    bad_page = (used & ((block_table < 0) | (block_table >= num_pages))).sum()
+    shortest, longest, bad = torch.stack([seq_lens.min(), seq_lens.max(), bad_page]).tolist()
+    if shortest < 1:
+        raise ValueError(f"decode_attention: every sequence needs at least one cached token (its new one), "
+                         f"got a length of {shortest}")
+    if longest > cap:
+        raise ValueError(f"decode_attention: a sequence of {longest} tokens needs more than the block table's "
+                         f"{block_table.shape[1]} pages of {page}")
+    if bad:
+        raise ValueError(f"decode_attention: {bad} block-table entries in use point outside the pool of "
+                         f"{num_pages} pages")
+    return longest
+
+
+def num_splits(B: int, HKV: int, longest: int, device) -> int:
+    """Splits per sequence: enough programs for PROGRAMS_PER_SM on every SM, none shorter than MIN_SPLIT keys."""
+    sms = 4 if fa.INTERPRET else torch.cuda.get_device_properties(device).multi_processor_count
+    want = triton.cdiv(PROGRAMS_PER_SM * sms, B * HKV)
+    return max(1, min(want, triton.cdiv(longest, MIN_SPLIT), MAX_SPLITS))
+
+
+def decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale=None, max_seqlen=None, splits=None):
+    """softmax(q K^T * scale) V for each sequence over its cached keys; returns (B, Hq, D) in q's dtype.
+    max_seqlen (the longest seq_lens) sizes the split grid: given, nothing is read back and nothing checks the
+    lengths and the block table; None reads seq_lens back once (a host sync) and refuses bad ones.
+    splits: keys of each sequence cut into this many splits (None: num_splits)."""
+    _check_decode(q, k_cache, v_cache, block_table, seq_lens)
+    if splits is not None and not 1 <= int(splits) <= MAX_SPLITS:
+        raise ValueError(f"decode_attention: splits must be between 1 and {MAX_SPLITS}, got {splits}")
+    longest = _validate(k_cache, block_table, seq_lens) if max_seqlen is None else int(max_seqlen)
+    B, HQ, D = q.shape
+    HKV, page = k_cache.shape[2], k_cache.shape[1]
+    group = HQ // HKV
+    n_splits = splits or num_splits(B, HKV, longest, q.device)
+    split = triton.cdiv(triton.cdiv(longest, n_splits), BLOCK_N) * BLOCK_N    # keys per split, whole loop steps
+    n_splits = triton.cdiv(longest, split)
+    scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
+    dtype = q.dtype
+    if fa.INTERPRET and dtype == torch.bfloat16:       # the interpreter's tl.dot mishandles bf16
+        q, k_cache, v_cache = q.float(), k_cache.float(), v_cache.float()
+    o_part = torch.empty((B, HQ, n_splits, D), device=q.device, dtype=torch.float32)
+    lse_part = torch.empty((B, HQ, n_splits), device=q.device, dtype=torch.float32)
+    decode_split[(B * HKV, n_splits)](
+        q, k_cache, v_cache, block_table, seq_lens, o_part, lse_part, q.stride(0), q.stride(1),
+        *k_cache.stride()[:3], *v_cache.stride()[:3], block_table.stride(0), HKV, n_splits, split, scale * fa.LOG2E,
+        GROUP=group, GROUP_PAD=max(16, triton.next_power_of_2(group)), HEAD_DIM=D, PAGE=page, BLOCK_N=BLOCK_N,
+        num_warps=4)
+    o = torch.empty((B, HQ, D), device=q.device, dtype=dtype)
+    decode_combine[(B * HQ,)](o_part, lse_part, o, o.stride(0), o.stride(1), HQ, n_splits,
+                              HEAD_DIM=D, SPLITS_PAD=max(2, triton.next_power_of_2(n_splits)))
+    return o
+# --8<-- [end:wrapper]
+
+
+# --8<-- [start:check]
+def paged_cache(lengths, HKV, D, page, dtype=torch.float16, seed=0, device=fa.DEVICE, spare=3):
+    """A pool of pages holding random keys and values for sequences of the given lengths, the pages dealt out
+    in a shuffled order (as an allocator hands them out), and spare pages no sequence uses; returns
+    (k_cache, v_cache, block_table, seq_lens)."""
+    g = torch.Generator().manual_seed(seed)
+    pages = [triton.cdiv(n, page) for n in lengths]
+    total = sum(pages) + spare
+    order = torch.randperm(total, generator=g)
+    table = torch.zeros(len(lengths), max(pages), dtype=torch.int32)
+    at = 0
+    for b, n in enumerate(pages):
+        table[b, :n] = order[at:at + n]
+        at += n
+    k_cache, v_cache = (torch.randn(total, page, HKV, D, generator=g).to(dtype) for _ in range(2))
+    to = dict(device=device)
+    return k_cache.to(**to), v_cache.to(**to), table.to(**to), torch.tensor(lengths, dtype=torch.int32, **to)
+
+
+def reference_decode(q, k_cache, v_cache, block_table, seq_lens, scale=None):
+    """fp32 attention of each sequence's query over its keys, gathered from the pages one sequence at a time."""
+    B, HQ, D = q.shape
+    page, HKV = k_cache.shape[1], k_cache.shape[2]
+    scale = scale or 1.0 / math.sqrt(D)
+    out = []
+    for b, n in enumerate(seq_lens.tolist()):
+        pages = block_table[b, :triton.cdiv(n, page)].long()
+        k, v = (c[pages].reshape(-1, HKV, D)[:n].float().repeat_interleave(HQ // HKV, 1) for c in (k_cache, v_cache))
+        s = torch.einsum("hd,thd->ht", q[b].float(), k) * scale            # (Hq, n)
+        out.append(torch.einsum("ht,thd->hd", torch.softmax(s, -1), v))
+    return torch.stack(out)
+
+
+def check_decode(lengths, HQ, HKV, D, page, dtype=torch.float16, splits=None, seed=0):
+    """The kernels against the fp32 reference; returns the relative error."""
+    k_cache, v_cache, table, lens = paged_cache(lengths, HKV, D, page, dtype, seed)
+    q = torch.randn(len(lengths), HQ, D, generator=torch.Generator().manual_seed(seed + 1)).to(dtype).to(k_cache.device)
+    o = decode_attention(q, k_cache, v_cache, table, lens, splits=splits)
+    err = fa.rel_err(o, reference_decode(q, k_cache, v_cache, table, lens))
+    tol = 2e-2 if dtype == torch.bfloat16 else 5e-3
+    assert o.dtype == dtype and o.shape == q.shape and err < tol, (lengths, HQ, HKV, D, page, dtype, splits, err)
+    return err
+
+
+if __name__ == "__main__":
+    if fa.INTERPRET:     # tiny: one token, a tail of a page, lengths across several splits
+        cases = [([1, 37, 300], 4, 1, 64, 16, torch.float16, None), ([70, 5], 2, 2, 64, 32, torch.bfloat16, 2)]
+    else:                # lengths far apart, GQA 4:1 and 8:1, every head dim, pages of 16 and 256, one and many splits
+        lengths = [1, 17, 1000, 4096, 9000, 255]
+        cases = [(lengths, 32, 8, d, page, torch.float16, s) for d in fa.HEAD_DIMS for page in (16, 256)
+                 for s in (None, 1)]
+        cases += [(lengths, 64, 8, 128, 16, torch.bfloat16, None)]
+    worst = max(check_decode(*case) for case in cases)
+    print(f"decode from a paged cache: matches fp32 on {len(cases)} cases (shuffled pages, ragged lengths, "
+          f"GQA, split and unsplit): worst relative error {worst:.1e}")
+# --8<-- [end:check]
