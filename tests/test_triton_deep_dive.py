@@ -1013,3 +1013,162 @@ def test_cavity_picture_is_rendered_from_its_data():
 
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "cavity_field.json").read_text())
     assert cavity_field.render_svg(ds) == cavity_field.SVG.read_text(encoding="utf-8")
+
+
+# --- decoding from a paged KV cache (attention_decode.py) ---
+
+
+@pytest.fixture
+def decode(monkeypatch):
+    """attention_decode.py imports attention.py by module name (dtypes, head dims, LOG2E)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "attention", attn)
+    return _load("attention_decode", True)
+
+
+@pytest.mark.parametrize(
+    "lengths, HQ, HKV, D, page, dtype, splits",
+    [
+        ([1, 37, 300], 4, 1, 64, 16, torch.float16, None),  # one token, a page's tail, several splits
+        ([70, 5], 2, 2, 64, 32, torch.bfloat16, 2),  # no GQA, bf16, a split past the short one's end
+        ([129, 64, 1], 8, 2, 128, 16, torch.float16, 3),  # head dim 128, GQA 4:1, lengths on page edges
+        ([300], 16, 1, 64, 256, torch.float16, 1),  # a group of 16 heads, one page larger than the sequence
+        ([513, 2], 24, 8, 64, 64, torch.float16, 4),  # a group of 3, padded to 16 rows
+    ],
+)
+def test_decode_matches_the_reference(decode, lengths, HQ, HKV, D, page, dtype, splits):
+    assert decode.check_decode(lengths, HQ, HKV, D, page, dtype, splits) < (2e-2 if dtype == torch.bfloat16 else 5e-3)
+
+
+def test_decode_splits_give_one_answer(decode):
+    """Cutting the keys into more splits changes only how the softmax is summed: outputs agree to rounding."""
+    k, v, table, lens = decode.paged_cache([700, 3, 260], 2, 64, 16)
+    q = torch.randn(3, 4, 64, dtype=torch.float16)
+    outs = [decode.decode_attention(q, k, v, table, lens, splits=s).float() for s in (1, 2, 5, 11)]
+    assert all(torch.allclose(o, outs[0], atol=2e-3, rtol=0) for o in outs[1:])
+
+
+def test_decode_reads_only_the_pages_in_the_block_table(decode):
+    """NaN written into every page no sequence uses must not reach the output."""
+    k, v, table, lens = decode.paged_cache([40, 17], 1, 64, 16, spare=4)
+    used = set(table[0, :3].tolist()) | set(table[1, :2].tolist())
+    for p in set(range(k.shape[0])) - used:
+        k[p] = float("nan")
+        v[p] = float("nan")
+    q = torch.randn(2, 2, 64, dtype=torch.float16)
+    assert torch.isfinite(decode.decode_attention(q, k, v, table, lens, splits=2)).all()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ("q4", "q must be a 3-D tensor"),
+        ("dtype", "must all be float16 or all bfloat16"),
+        ("head_dim", "k_cache and v_cache must have one shape"),
+        ("heads", r"query heads \(3\) must be a multiple of KV heads \(2\)"),
+        ("d80", "head dim 80 is not supported"),
+        ("table_dtype", "block_table must be int32"),
+        ("lens_shape", r"seq_lens must be int32 of shape \(2,\)"),
+        ("zero_len", "at least one cached token"),
+        ("too_long", "needs more than the block table's"),
+        ("bad_page", "point outside the pool"),
+        ("splits", "splits must be between 1 and 64"),
+        ("stride", "unit stride along D"),
+    ],
+)
+def test_decode_refuses_bad_inputs(decode, change, message):
+    k, v, table, lens = decode.paged_cache([20, 9], 2, 64, 16)
+    q = torch.randn(2, 4, 64, dtype=torch.float16)
+    kw = {}
+    if change == "q4":
+        q = q[:, :, None]
+    elif change == "dtype":
+        q = q.float()
+    elif change == "head_dim":
+        v = torch.randn(*v.shape[:3], 32, dtype=v.dtype)
+    elif change == "heads":
+        q = torch.randn(2, 3, 64, dtype=torch.float16)
+    elif change == "d80":
+        q, k, v = q[..., :16].repeat(1, 1, 5), *(c[..., :16].repeat(1, 1, 1, 5) for c in (k, v))
+    elif change == "table_dtype":
+        table = table.long()
+    elif change == "lens_shape":
+        lens = lens[:1]
+    elif change == "zero_len":
+        lens = torch.tensor([20, 0], dtype=torch.int32)
+    elif change == "too_long":
+        lens = torch.tensor([20, 40], dtype=torch.int32)
+    elif change == "bad_page":
+        table = table.clone()
+        table[1, 0] = k.shape[0]
+    elif change == "splits":
+        kw["splits"] = 65
+    elif change == "stride":
+        k = torch.randn(*k.shape[:3], 128, dtype=k.dtype)[..., ::2]
+        v = k
+    with pytest.raises(ValueError, match=f"^decode_attention: .*{message}"):
+        decode.decode_attention(q, k, v, table, lens, **kw)
+
+
+def test_decode_refuses_cpu_tensors_on_the_gpu_path(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "attention", _load("attention", False))
+    gpu_decode = _load("attention_decode", False)
+    k, v, table, lens = gpu_decode.paged_cache([20], 2, 64, 16, device="cpu")
+    with pytest.raises(ValueError, match="must be CUDA tensors"):
+        gpu_decode.decode_attention(torch.randn(1, 4, 64, dtype=torch.float16), k, v, table, lens)
+
+
+def test_decode_split_counts_in_the_data_are_what_num_splits_picks(monkeypatch):
+    """The "splits" column of the H200 data is num_splits on the H200's SM count, for every timed row."""
+    import json
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "attention", _load("attention", False))
+    gpu_decode = _load("attention_decode", False)
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_decode.json").read_text())
+    sms = 132  # the H200 of the provenance line
+    assert ds["provenance"]["gpu"] == "NVIDIA H200"
+    props = types.SimpleNamespace(multi_processor_count=sms)
+    monkeypatch.setattr(gpu_decode.torch.cuda, "get_device_properties", lambda device: props)
+    hkv = next(r["hkv"] for r in ds["rows"] if r["table"] == "setup")
+    timed = [r for r in ds["rows"] if r["table"] in ("speed", "pages", "ragged")]
+    assert timed
+    for r in timed:
+        assert gpu_decode.num_splits(r["B"], hkv, r["n"], "cuda") == r["splits"], r
+
+
+_DECODE_DRY_RUN = _VARLEN_DRY_RUN.replace(
+    'prod.DEVICE, prod.QUICK_LENGTHS, prod.H, prod.CHUNK = "cpu", [40, 17, 5], 2, 16', 'prod.DEVICE = "cpu"'
+)
+
+
+def test_decode_producer_runs_end_to_end_on_the_cpu(tmp_path):
+    """The GPU producer of attention_decode, run through the interpreter at tiny sizes with a wall-clock timer
+    in place of do_bench: its checks pass and it writes the tables and implementations of the committed H200
+    data (its quick run checks one head dim, and the split counts follow the machine's SM count)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    assert _DECODE_DRY_RUN != _VARLEN_DRY_RUN
+    out = tmp_path / "decode.json"
+    code = _DECODE_DRY_RUN.format(
+        scripts=str(ROOT / "scripts"),
+        producer=str(ROOT / "scripts" / "measure" / "triton_deep_dive" / "attention_decode.py"),
+        out=str(out),
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+
+    def cases(rows):
+        keys = ("table", "impl", "page", "dtype", "heads", "splitting")
+        return sorted({json.dumps({k: v for k, v in r.items() if k in keys}) for r in rows})
+
+    committed = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_decode.json").read_text())
+    assert cases(json.loads(out.read_text())["rows"]) == cases(committed["rows"])
