@@ -6,8 +6,9 @@ each sequence's pages in token order, and seq_lens (B, int32) its number of cach
 key and value already written. This is the layout FlashAttention's flash_attn_with_kvcache and vLLM take.
 Token t of sequence b lives in page block_table[b, t // PAGE], row t % PAGE.
 
-A decode step reads every cached key and value once and does about 4 * GROUP FLOPs per 2-byte element
-(GROUP = Hq / Hkv query heads share each K/V head): it is bound by memory, not by the tensor cores.
+A decode step reads every cached key and value once: per key and KV head 2 * D elements of 2 bytes, against
+4 * D * GROUP FLOPs (GROUP = Hq / Hkv query heads share each K/V head), GROUP FLOPs per byte. It is bound
+by memory, not by the tensor cores.
 One program per (sequence, KV head) covers all GROUP query heads of that KV head, so each K/V tile is read
 once for the whole group. With few sequences, that is too few programs to keep every SM streaming, so the
 keys of each sequence are cut into splits ("Flash-Decoding"): each program returns its split's output and
