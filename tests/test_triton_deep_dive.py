@@ -148,13 +148,18 @@ def steps(monkeypatch):
     return _load("attention_steps", True)
 
 
-@pytest.fixture
-def varlen(monkeypatch):
-    """attention_varlen.py imports attention.py by module name and reuses its inner loops."""
+def _beside_attention(monkeypatch, name: str):
+    """A snippet that imports attention.py by module name, loaded for the interpreter beside it."""
     import sys
 
     monkeypatch.setitem(sys.modules, "attention", attn)
-    return _load("attention_varlen", True)
+    return _load(name, True)
+
+
+@pytest.fixture
+def varlen(monkeypatch):
+    """attention_varlen.py imports attention.py by module name and reuses its inner loops."""
+    return _beside_attention(monkeypatch, "attention_varlen")
 
 
 @pytest.mark.parametrize(
@@ -1021,10 +1026,7 @@ def test_cavity_picture_is_rendered_from_its_data():
 @pytest.fixture
 def decode(monkeypatch):
     """attention_decode.py imports attention.py by module name (dtypes, head dims, LOG2E)."""
-    import sys
-
-    monkeypatch.setitem(sys.modules, "attention", attn)
-    return _load("attention_decode", True)
+    return _beside_attention(monkeypatch, "attention_decode")
 
 
 @pytest.mark.parametrize(
