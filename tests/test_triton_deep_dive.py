@@ -1076,7 +1076,11 @@ def test_decode_reads_only_the_pages_in_the_block_table(decode):
         ("too_long", "needs more than the block table's"),
         ("bad_page", "point outside the pool"),
         ("splits", "splits must be between 1 and 64"),
-        ("stride", "unit stride along D"),
+        ("stride", r"unit stride along D, got strides 2, 2, 2"),
+        ("table_view", r"block_table and seq_lens need unit stride along their last dim"),
+        ("lens_view", r"block_table and seq_lens need unit stride along their last dim"),
+        ("device", "must be on one device"),
+        ("max_seqlen", "max_seqlen must be at least 1"),
     ],
 )
 def test_decode_refuses_bad_inputs(decode, change, message):
@@ -1109,6 +1113,15 @@ def test_decode_refuses_bad_inputs(decode, change, message):
     elif change == "stride":
         k = torch.randn(*k.shape[:3], 128, dtype=k.dtype)[..., ::2]
         v = k
+        q = torch.randn(2, 4, 128, dtype=torch.float16)[..., ::2]
+    elif change == "table_view":
+        table = torch.cat([table, table], 1)[:, ::2]
+    elif change == "lens_view":
+        lens = torch.stack([lens, lens], 1)[:, 0]
+    elif change == "device":
+        lens = lens.to("meta")
+    elif change == "max_seqlen":
+        kw["max_seqlen"] = 0
     with pytest.raises(ValueError, match=f"^decode_attention: .*{message}"):
         decode.decode_attention(q, k, v, table, lens, **kw)
 
@@ -1174,3 +1187,26 @@ def test_decode_producer_runs_end_to_end_on_the_cpu(tmp_path):
 
     committed = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_decode.json").read_text())
     assert cases(json.loads(out.read_text())["rows"]) == cases(committed["rows"])
+
+
+def test_decode_reads_no_row_past_a_sequence_in_its_last_page(decode):
+    """NaN in the rows of a sequence's last page that lie past its length must not reach the output."""
+    k, v, table, lens = decode.paged_cache([21, 7], 1, 64, 16)
+    for b, n in enumerate(lens.tolist()):
+        last = int(table[b, (n - 1) // 16])
+        k[last, n % 16 or 16 :] = float("nan")
+        v[last, n % 16 or 16 :] = float("nan")
+    q = torch.randn(2, 2, 64, dtype=torch.float16)
+    assert torch.isfinite(decode.decode_attention(q, k, v, table, lens, splits=2)).all()
+
+
+def test_decode_gives_zeros_for_an_empty_slot_when_not_validating(decode):
+    """With max_seqlen given nothing is read back; a slot of length 0 (a padding slot of a fixed-size batch)
+    then comes out as zeros, not NaN, and the other sequences are unaffected."""
+    k, v, table, lens = decode.paged_cache([40, 1], 1, 64, 16)
+    q = torch.randn(2, 2, 64, dtype=torch.float16)
+    ref = decode.reference_decode(q, k, v, table, lens)
+    lens0 = torch.tensor([40, 0], dtype=torch.int32)
+    o = decode.decode_attention(q, k, v, table, lens0, max_seqlen=40, splits=3)
+    assert torch.equal(o[1], torch.zeros_like(o[1]))
+    assert attn.rel_err(o[0], ref[0]) < 5e-3

@@ -3,7 +3,8 @@
 q has shape (B, Hq, D): one token per sequence. The cache is a pool of pages, k_cache and v_cache of shape
 (num_pages, PAGE, Hkv, D), handed out to sequences in any order; block_table (B, max_pages, int32) lists
 each sequence's pages in token order, and seq_lens (B, int32) its number of cached tokens, the new token's
-key and value already written. This is the layout FlashAttention's flash_attn_with_kvcache and vLLM take.
+key and value already written. The caches are laid out as FlashAttention-2's flash_attn_with_kvcache takes
+them with a block table (and as vLLM's FlashAttention backend keeps them).
 Token t of sequence b lives in page block_table[b, t // PAGE], row t % PAGE.
 
 A decode step reads every cached key and value once: per key and KV head 2 * D elements of 2 bytes, against
@@ -81,9 +82,11 @@ def decode_combine(O_PART, LSE_PART, O, so_b, so_h, HQ, N_SPLITS,   # one progra
     first = tl.program_id(0) * N_SPLITS
     lse = tl.load(LSE_PART + first + sp, mask=sp < N_SPLITS, other=-float("inf"))
     # o = sum_s o_s * l_s * 2^(m_s - m) / sum_s l_s * 2^(m_s - m), and l_s * 2^m_s = 2^lse_s
-    w = tl.math.exp2(lse - tl.max(lse, 0))
+    m = tl.max(lse, 0)
+    m = tl.where(m == -float("inf"), 0.0, m)            # a sequence with no key at all: every weight 0, o = 0
+    w = tl.math.exp2(lse - m)
     o = tl.load(O_PART + (first + sp[:, None]) * HEAD_DIM + d[None, :], mask=sp[:, None] < N_SPLITS, other=0.0)
-    out = tl.sum(o * w[:, None], 0) / tl.sum(w, 0)
+    out = tl.sum(o * w[:, None], 0) / tl.maximum(tl.sum(w, 0), 1e-30)
     tl.store(O + b * so_b + h * so_h + d, out.to(O.dtype.element_ty))
 # --8<-- [end:kernels]
 
@@ -120,13 +123,21 @@ def _check_decode(q, k_cache, v_cache, block_table, seq_lens):
     if D not in fa.HEAD_DIMS:
         raise ValueError(f"decode_attention: head dim {D} is not supported; use one of {fa.HEAD_DIMS}")
     if any(t.stride(-1) != 1 for t in (q, k_cache, v_cache)):
-        raise ValueError("decode_attention: q, k_cache and v_cache need unit stride along D")
+        raise ValueError(f"decode_attention: q, k_cache and v_cache need unit stride along D, got strides "
+                         f"{q.stride(-1)}, {k_cache.stride(-1)}, {v_cache.stride(-1)}")
     if block_table.dtype != torch.int32 or block_table.dim() != 2 or block_table.shape[0] != B:
         raise ValueError(f"decode_attention: block_table must be int32 of shape (B, max_pages) with B = {B}, got "
                          f"{block_table.dtype} {tuple(block_table.shape)}")
     if seq_lens.dtype != torch.int32 or tuple(seq_lens.shape) != (B,):
         raise ValueError(f"decode_attention: seq_lens must be int32 of shape ({B},), got "
                          f"{seq_lens.dtype} {tuple(seq_lens.shape)}")
+    if block_table.stride(1) != 1 or seq_lens.stride(0) != 1:   # the kernel steps through both one entry at a time
+        raise ValueError(f"decode_attention: block_table and seq_lens need unit stride along their last dim (call "
+                         f".contiguous()), got strides {block_table.stride()} and {seq_lens.stride()}")
+    devices = {t.device for t in (q, k_cache, v_cache, block_table, seq_lens)}
+    if len(devices) > 1:
+        raise ValueError(f"decode_attention: q, the caches, block_table and seq_lens must be on one device, got "
+                         f"{sorted(map(str, devices))}")
     if B == 0:
         raise ValueError("decode_attention: empty batch")
 
@@ -161,11 +172,15 @@ def num_splits(B: int, HKV: int, longest: int, device) -> int:
 def decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale=None, max_seqlen=None, splits=None):
     """softmax(q K^T * scale) V for each sequence over its cached keys; returns (B, Hq, D) in q's dtype.
     max_seqlen (the longest seq_lens) sizes the split grid: given, nothing is read back and nothing checks the
-    lengths and the block table; None reads seq_lens back once (a host sync) and refuses bad ones.
-    splits: keys of each sequence cut into this many splits (None: num_splits)."""
+    lengths and the block table (a sequence of length 0, such as a padding slot, then gives zeros); None reads
+    seq_lens back once (a host sync) and refuses bad ones.
+    splits: the split count asked for (None: num_splits); each split is rounded up to whole BLOCK_N steps, so
+    fewer may be launched."""
     _check_decode(q, k_cache, v_cache, block_table, seq_lens)
     if splits is not None and not 1 <= int(splits) <= MAX_SPLITS:
         raise ValueError(f"decode_attention: splits must be between 1 and {MAX_SPLITS}, got {splits}")
+    if max_seqlen is not None and int(max_seqlen) < 1:
+        raise ValueError(f"decode_attention: max_seqlen must be at least 1 (the longest sequence), got {max_seqlen}")
     longest = _validate(k_cache, block_table, seq_lens) if max_seqlen is None else int(max_seqlen)
     B, HQ, D = q.shape
     HKV, page = k_cache.shape[2], k_cache.shape[1]
@@ -237,7 +252,7 @@ def check_decode(lengths, HQ, HKV, D, page, dtype=torch.float16, splits=None, se
 
 if __name__ == "__main__":
     if fa.INTERPRET:     # tiny: one token, a tail of a page, lengths across several splits
-        cases = [([1, 37, 300], 4, 1, 64, 16, torch.float16, None), ([70, 5], 2, 2, 64, 32, torch.bfloat16, 2)]
+        cases = [([1, 37, 300], 4, 1, 64, 16, torch.float16, None), ([70, 5], 2, 2, 64, 32, torch.bfloat16, 1)]
     else:                # lengths far apart, GQA 4:1 and 8:1, every head dim, pages of 16 and 256, one and many splits
         lengths = [1, 17, 1000, 4096, 9000, 255]
         cases = [(lengths, 32, 8, d, page, torch.float16, s) for d in fa.HEAD_DIMS for page in (16, 256)
