@@ -327,25 +327,34 @@ sys.exit(prod.main(["--quick", "--out", {out!r}]))
 """
 
 
+def _dry_run(template: str, producer: str, tmp_path) -> dict:
+    """Run a GPU producer of this article through the interpreter at tiny sizes (template: the script that
+    patches it, see _VARLEN_DRY_RUN) and return the dataset it writes."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / f"{producer}.json"
+    code = template.format(
+        scripts=str(ROOT / "scripts"),
+        producer=str(ROOT / "scripts" / "measure" / "triton_deep_dive" / f"{producer}.py"),
+        out=str(out),
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
 def test_varlen_producer_runs_end_to_end_on_the_cpu(tmp_path):
     """The GPU producer of attention_varlen, run through the interpreter at tiny sizes with a wall-clock
     timer in place of do_bench: its checks pass and it writes the cases of the committed H200 data (the
     backend SDPA's jagged path picks on a CPU is another one, so that column is left out, and torch's
     varlen_attn has no CPU kernel, so its rows are too)."""
     import json
-    import os
-    import subprocess
-    import sys
 
-    out = tmp_path / "varlen.json"
-    code = _VARLEN_DRY_RUN.format(
-        scripts=str(ROOT / "scripts"),
-        producer=str(ROOT / "scripts" / "measure" / "triton_deep_dive" / "attention_varlen.py"),
-        out=str(out),
-    )
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+    quick = _dry_run(_VARLEN_DRY_RUN, "attention_varlen", tmp_path)
 
     def cases(rows):
         return sorted(
@@ -357,7 +366,6 @@ def test_varlen_producer_runs_end_to_end_on_the_cpu(tmp_path):
         )
 
     committed = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_varlen.json").read_text())
-    quick = json.loads(out.read_text())
     assert cases(quick["rows"]) == cases(committed["rows"])
     assert all(r["same"] for r in quick["rows"] if r["table"] == "bitwise")
 
@@ -1166,27 +1174,16 @@ def test_decode_producer_runs_end_to_end_on_the_cpu(tmp_path):
     in place of do_bench: its checks pass and it writes the tables and implementations of the committed H200
     data (its quick run checks one head dim, and the split counts follow the machine's SM count)."""
     import json
-    import os
-    import subprocess
-    import sys
 
     assert _DECODE_DRY_RUN != _VARLEN_DRY_RUN
-    out = tmp_path / "decode.json"
-    code = _DECODE_DRY_RUN.format(
-        scripts=str(ROOT / "scripts"),
-        producer=str(ROOT / "scripts" / "measure" / "triton_deep_dive" / "attention_decode.py"),
-        out=str(out),
-    )
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+    quick = _dry_run(_DECODE_DRY_RUN, "attention_decode", tmp_path)
 
     def cases(rows):
         keys = ("table", "impl", "page", "dtype", "heads", "splitting")
         return sorted({json.dumps({k: v for k, v in r.items() if k in keys}) for r in rows})
 
     committed = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_decode.json").read_text())
-    assert cases(json.loads(out.read_text())["rows"]) == cases(committed["rows"])
+    assert cases(quick["rows"]) == cases(committed["rows"])
 
 
 def test_decode_reads_no_row_past_a_sequence_in_its_last_page(decode):
