@@ -27,12 +27,14 @@ import triton.language as tl
 import attention as fa      # attention.py, in the same directory: dtypes, head dims, LOG2E, rel_err
 
 
-@triton.jit
-def decode_split(Q, K, V, BLOCK_TABLE, SEQ_LENS, O_PART, LSE_PART,    # one program per (sequence, KV head, split)
-                 sq_b, sq_h, sk_p, sk_t, sk_h, sv_p, sv_t, sv_h, sbt_b,
+# N_SPLITS and SPLIT change from call to call (with the longest length): not specialized, so one compiled
+# kernel serves them all
+@triton.jit(do_not_specialize=["N_SPLITS", "SPLIT"])
+def decode_split(Q, K, V, BLOCK_TABLE, SEQ_LENS, O_PART, LSE_PART, O,   # one program per (sequence, KV head, split)
+                 sq_b, sq_h, sk_p, sk_t, sk_h, sv_p, sv_t, sv_h, sbt_b, so_b, so_h,
                  HKV, N_SPLITS, SPLIT, qk_scale,
                  GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, HEAD_DIM: tl.constexpr,
-                 PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
+                 PAGE: tl.constexpr, BLOCK_N: tl.constexpr, ONE_SPLIT: tl.constexpr):
     b = tl.program_id(0) // HKV
     hk = tl.program_id(0) % HKV
     s = tl.program_id(1)
@@ -64,15 +66,18 @@ def decode_split(Q, K, V, BLOCK_TABLE, SEQ_LENS, O_PART, LSE_PART,    # one prog
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         m_i = m_new
-    # the split's output and its log2-sum-exp; a split past the sequence's end ran no tile: lse = -inf, o = 0
-    part = (b * HKV * GROUP + heads) * N_SPLITS + s
     done = rows < GROUP
-    l_safe = tl.maximum(l_i, 1e-30)
-    tl.store(LSE_PART + part, tl.where(l_i > 0, m_i + tl.math.log2(l_safe), -float("inf")), mask=done)
-    tl.store(O_PART + part[:, None] * HEAD_DIM + d[None, :], acc / l_safe[:, None], mask=done[:, None])
+    l_safe = tl.maximum(l_i, 1e-30)                  # a sequence of length 0 (a padding slot): o = 0
+    if ONE_SPLIT:   # the whole sequence in this program: the final output, no combine
+        tl.store(O + b * so_b + heads[:, None] * so_h + d[None, :], (acc / l_safe[:, None]).to(O.dtype.element_ty),
+                 mask=done[:, None])
+    else:           # the split's output and its log2-sum-exp; a split past the end ran no tile: lse = -inf, o = 0
+        part = (b * HKV * GROUP + heads) * N_SPLITS + s
+        tl.store(LSE_PART + part, tl.where(l_i > 0, m_i + tl.math.log2(l_safe), -float("inf")), mask=done)
+        tl.store(O_PART + part[:, None] * HEAD_DIM + d[None, :], acc / l_safe[:, None], mask=done[:, None])
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["N_SPLITS"])
 def decode_combine(O_PART, LSE_PART, O, so_b, so_h, HQ, N_SPLITS,   # one program per (sequence, query head)
                    HEAD_DIM: tl.constexpr, SPLITS_PAD: tl.constexpr):
     b = tl.program_id(0) // HQ
@@ -92,9 +97,10 @@ def decode_combine(O_PART, LSE_PART, O, so_b, so_h, HQ, N_SPLITS,   # one progra
 
 
 # --8<-- [start:wrapper]
-BLOCK_N = 64          # keys per loop step
+# The setting the H200 sweep found fastest (data/triton_deep_dive/attention_decode.json, table "tuning",
+# timed from CUDA graphs; a test checks that it stays within noise of the sweep's best).
+CONFIG = dict(BLOCK_N=64, num_stages=3, PROGRAMS_PER_SM=2)
 MIN_SPLIT = 256       # keys per split at the least: below that, a split's start and its partial result cost more
-PROGRAMS_PER_SM = 2   # the split count aims at this many programs per SM
 MAX_SPLITS = 64       # decode_combine holds every split of one head in registers at once
 
 
@@ -144,12 +150,12 @@ def _check_decode(q, k_cache, v_cache, block_table, seq_lens):
 
 def _validate(k_cache, block_table, seq_lens):
     """One read back to the host: every length at least 1 and within the block table, every page a sequence
-    uses inside the pool. Returns the longest length."""
+    uses inside the pool. Returns the longest length and the total."""
     num_pages, page = k_cache.shape[:2]
     cap = block_table.shape[1] * page
     used = torch.arange(block_table.shape[1], device=block_table.device)[None, :] * page < seq_lens[:, None]
     bad_page = (used & ((block_table < 0) | (block_table >= num_pages))).sum()
-    shortest, longest, bad = torch.stack([seq_lens.min(), seq_lens.max(), bad_page]).tolist()
+    shortest, longest, total, bad = torch.stack([seq_lens.min(), seq_lens.max(), seq_lens.sum(), bad_page]).tolist()
     if shortest < 1:
         raise ValueError(f"decode_attention: every sequence needs at least one cached token (its new one), "
                          f"got a length of {shortest}")
@@ -159,49 +165,96 @@ def _validate(k_cache, block_table, seq_lens):
     if bad:
         raise ValueError(f"decode_attention: {bad} block-table entries in use point outside the pool of "
                          f"{num_pages} pages")
-    return longest
+    return longest, total
 
 
-def num_splits(B: int, HKV: int, longest: int, device) -> int:
-    """Splits per sequence: enough programs for PROGRAMS_PER_SM on every SM, none shorter than MIN_SPLIT keys."""
-    sms = 4 if fa.INTERPRET else torch.cuda.get_device_properties(device).multi_processor_count
-    want = triton.cdiv(PROGRAMS_PER_SM * sms, B * HKV)
-    return max(1, min(want, triton.cdiv(longest, MIN_SPLIT), MAX_SPLITS))
+def split_plan(HKV: int, longest: int, total: int, sms: int, splits=None, config=CONFIG) -> tuple[int, int]:
+    """(splits launched per sequence, keys per split). Every split has the same length, so a long sequence gets
+    more splits than a short one. Asked for no count, the length is set from the batch's total of cached
+    tokens: about PROGRAMS_PER_SM programs with work on every SM, none shorter than MIN_SPLIT keys. The splits
+    of the longest sequence are then evened out and rounded up to whole BLOCK_N steps, which can launch fewer
+    than asked."""
+    if splits is None:
+        per = max(MIN_SPLIT, triton.cdiv(total * HKV, config["PROGRAMS_PER_SM"] * sms))
+        splits = triton.cdiv(longest, per)
+    splits = min(splits, MAX_SPLITS)
+    per = triton.cdiv(triton.cdiv(longest, splits), config["BLOCK_N"]) * config["BLOCK_N"]
+    return triton.cdiv(longest, per), per
 
 
-def decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale=None, max_seqlen=None, splits=None):
-    """softmax(q K^T * scale) V for each sequence over its cached keys; returns (B, Hq, D) in q's dtype.
-    max_seqlen (the longest seq_lens) sizes the split grid: given, nothing is read back and nothing checks the
-    lengths and the block table (a sequence of length 0, such as a padding slot, then gives zeros); None reads
-    seq_lens back once (a host sync) and refuses bad ones.
-    splits: the split count asked for (None: num_splits); each split is rounded up to whole BLOCK_N steps, so
-    fewer may be launched."""
+def _plan(q, k_cache, v_cache, block_table, seq_lens, scale, config):
+    """What depends only on the key (shapes, strides, dtypes, device, alignment, scale, config): checked and
+    worked out on the first call, then reused, as linear() does for the inference GEMMs."""
     _check_decode(q, k_cache, v_cache, block_table, seq_lens)
-    if splits is not None and not 1 <= int(splits) <= MAX_SPLITS:
-        raise ValueError(f"decode_attention: splits must be between 1 and {MAX_SPLITS}, got {splits}")
-    if max_seqlen is not None and int(max_seqlen) < 1:
-        raise ValueError(f"decode_attention: max_seqlen must be at least 1 (the longest sequence), got {max_seqlen}")
-    longest = _validate(k_cache, block_table, seq_lens) if max_seqlen is None else int(max_seqlen)
     B, HQ, D = q.shape
     HKV, page = k_cache.shape[2], k_cache.shape[1]
-    group = HQ // HKV
-    n_splits = splits or num_splits(B, HKV, longest, q.device)
-    split = triton.cdiv(triton.cdiv(longest, n_splits), BLOCK_N) * BLOCK_N    # keys per split, whole loop steps
-    n_splits = triton.cdiv(longest, split)
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
+    sms = 4 if fa.INTERPRET else torch.cuda.get_device_properties(q.device).multi_processor_count
+    return dict(B=B, HQ=HQ, HKV=HKV, D=D, sms=sms, qk_scale=scale * fa.LOG2E, config=config,
+                strides=(q.stride(0), q.stride(1), *k_cache.stride()[:3], *v_cache.stride()[:3], block_table.stride(0)),
+                consts=dict(GROUP=HQ // HKV, GROUP_PAD=max(16, triton.next_power_of_2(HQ // HKV)), HEAD_DIM=D,
+                            PAGE=page, BLOCK_N=config["BLOCK_N"]),
+                runners={})
+
+
+def _launch(plan, kernel, key, grid, args, consts, **options):
+    """The compiled kernel for these constexprs, launched directly: the JIT's dispatch (argument binding,
+    specialization key, cache lookup) runs once per plan and constexpr value, not on every call."""
+    if fa.INTERPRET:
+        return kernel[grid](*args, **consts, **options)
+    compiled = plan["runners"].get(key)
+    if compiled is None:
+        compiled = plan["runners"][key] = kernel.warmup(*args, **consts, **options, grid=grid)
+    compiled[grid](*args, *consts.values())          # constexprs positional, in signature order
+
+
+_PLANS = {}
+
+
+def decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale=None, max_seqlen=None, total_tokens=None,
+                     splits=None, config=None):
+    """softmax(q K^T * scale) V for each sequence over its cached keys; returns (B, Hq, D) in q's dtype.
+    max_seqlen (the longest seq_lens) and total_tokens (their sum) size the splits. With max_seqlen given,
+    nothing is read back and nothing checks the lengths and the block table (a sequence of length 0, such as a
+    padding slot, then gives zeros), and total_tokens defaults to B * max_seqlen; with max_seqlen None, seq_lens
+    is read back once (a host sync) and bad lengths and pages are refused.
+    splits: the split count asked for (None: split_plan's choice). config: BLOCK_N, num_stages and
+    PROGRAMS_PER_SM (None: CONFIG)."""
+    config = CONFIG if config is None else config
+    key = tuple((t.shape, t.stride(), t.dtype, t.device, t.data_ptr() % 16) if isinstance(t, torch.Tensor) else None
+                for t in (q, k_cache, v_cache, block_table, seq_lens)) + (scale, *config.values())
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = _plan(q, k_cache, v_cache, block_table, seq_lens, scale, config)
+    if splits is not None and not 1 <= int(splits) <= MAX_SPLITS:
+        raise ValueError(f"decode_attention: splits must be between 1 and {MAX_SPLITS}, got {splits}")
+    B, HQ, HKV, D = plan["B"], plan["HQ"], plan["HKV"], plan["D"]
+    if max_seqlen is None:
+        longest, total = _validate(k_cache, block_table, seq_lens)
+    else:
+        longest = int(max_seqlen)
+        total = B * longest if total_tokens is None else int(total_tokens)
+        if longest < 1 or not 1 <= total <= B * longest:
+            raise ValueError(f"decode_attention: need max_seqlen >= 1 and 1 <= total_tokens <= B * max_seqlen "
+                             f"(the longest length and the sum of all), got {max_seqlen} and {total_tokens}")
+    n_splits, split = split_plan(HKV, longest, total, plan["sms"], splits, config)
     dtype = q.dtype
     if fa.INTERPRET and dtype == torch.bfloat16:       # the interpreter's tl.dot mishandles bf16
         q, k_cache, v_cache = q.float(), k_cache.float(), v_cache.float()
-    o_part = torch.empty((B, HQ, n_splits, D), device=q.device, dtype=torch.float32)
-    lse_part = torch.empty((B, HQ, n_splits), device=q.device, dtype=torch.float32)
-    decode_split[(B * HKV, n_splits)](
-        q, k_cache, v_cache, block_table, seq_lens, o_part, lse_part, q.stride(0), q.stride(1),
-        *k_cache.stride()[:3], *v_cache.stride()[:3], block_table.stride(0), HKV, n_splits, split, scale * fa.LOG2E,
-        GROUP=group, GROUP_PAD=max(16, triton.next_power_of_2(group)), HEAD_DIM=D, PAGE=page, BLOCK_N=BLOCK_N,
-        num_warps=4)
     o = torch.empty((B, HQ, D), device=q.device, dtype=dtype)
-    decode_combine[(B * HQ,)](o_part, lse_part, o, o.stride(0), o.stride(1), HQ, n_splits,
-                              HEAD_DIM=D, SPLITS_PAD=max(2, triton.next_power_of_2(n_splits)))
+    one = n_splits == 1
+    # partial outputs and log-sum-exps of every split, in one allocation (none needed for a single split)
+    ws = torch.empty(0 if one else B * HQ * n_splits * (D + 1), device=q.device, dtype=torch.float32)
+    o_part, lse_part = ws[:B * HQ * n_splits * D], ws[B * HQ * n_splits * D:]
+    args = (q, k_cache, v_cache, block_table, seq_lens, o_part, lse_part, o, *plan["strides"], o.stride(0),
+            o.stride(1), HKV, n_splits, split, plan["qk_scale"])
+    _launch(plan, decode_split, ("split", one), (B * HKV, n_splits, 1), args, {**plan["consts"], "ONE_SPLIT": one},
+            num_warps=4, num_stages=config["num_stages"])
+    if not one:
+        pad = max(2, triton.next_power_of_2(n_splits))
+        _launch(plan, decode_combine, ("combine", pad), (B * HQ, 1, 1),
+                (o_part, lse_part, o, o.stride(0), o.stride(1), HQ, n_splits),
+                dict(HEAD_DIM=D, SPLITS_PAD=pad), num_warps=4)
     return o
 # --8<-- [end:wrapper]
 

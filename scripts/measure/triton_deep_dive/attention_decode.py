@@ -9,25 +9,33 @@ keys from its pages.
 
 Speed ("speed" rows): fp16, Hq = 32, Hkv = 8, D = 128 (the heads of a Llama-3-8B layer), pages of PAGE
 tokens, B sequences of n cached tokens each, one query token per sequence:
-- "triton": decode_attention with the split count num_splits picks (column "splits");
+- "triton": decode_attention, called from Python, with the split count split_plan picks (column "splits");
 - "triton_nosplit": the same kernels with one split, one program per (sequence, KV head);
 - "sdpa": F.scaled_dot_product_attention(enable_gqa=True) on the same keys and values laid out contiguously,
   (B, Hkv, n, D): what a cache without pages would give; PyTorch's default backend choice;
 - "gather_sdpa": the pages gathered into that contiguous layout (k_cache[block_table]) and then SDPA, what
-  a reader with a paged cache and no paged kernel would run.
+  a reader with a paged cache and no paged kernel would run;
+- "triton_graph", "sdpa_graph": "triton" and "sdpa" captured in a CUDA graph and replayed, as a server
+  replays its decode step: the kernels' time without the host's.
 Every output is checked against the Triton one first. "tbps" counts the bytes of K and V read
 (2 * B * n * Hkv * D * 2), not q, the output or the block table; "frac_copy" divides it by the device copy
-bandwidth measured in the same run ("copy" row); "speedup" is SDPA's time over each one's. Three rounds in
-turn, the best median kept. "pages" rows: the B = 16, n = 8192 case with pages of 16, 64 and 256 tokens.
-"ragged" rows: sixteen sequences of RAGGED lengths, split and unsplit (SDPA would need padding or a mask).
+bandwidth measured in the same run ("copy" row); "speedup" is SDPA's time over each one's, called the same way
+(eager rows over "sdpa", graph rows over "sdpa_graph"). Three rounds in turn, the best median kept.
+"pages" rows: the B = 16, n = 8192 case with pages of 16, 64 and 256 tokens, eager and graphed.
+"ragged" rows: sixteen sequences of RAGGED lengths, split and unsplit, eager and graphed (SDPA would need
+padding or a mask); the split count follows their total of tokens.
+"tuning" rows: decode_attention's settings (BLOCK_N, num_stages, PROGRAMS_PER_SM) swept over the four speed
+cases and the ragged one, timed from CUDA graphs, two rounds each; a setting the compiler refuses (shared
+memory) is left out. CONFIG is chosen from these rows.
 """
 
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 45}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 150}
 
 import sys
 
+import triton
 from sitekit import data, measure
 
 NAME = data.name_of(__file__)
@@ -42,6 +50,8 @@ CHECK = [1, 17, 1000, 4096, 9000, 255]  # the snippet's own GPU cases
 QUICK_CHECK = [1, 37, 300]
 DEVICE = "cuda"  # a CPU dry run of this script (interpreter, tiny sizes) sets it to "cpu"
 ROUNDS = 3
+TUNE_BLOCK_N, TUNE_STAGES, TUNE_PROGRAMS = [32, 64, 128], [2, 3, 4], [2, 4]
+TUNE_ROUNDS = 2
 
 
 def main(argv=None) -> int:
@@ -62,9 +72,17 @@ def main(argv=None) -> int:
     cases += [(lengths, 64, HKV, 128, 16, torch.bfloat16, None)]
     for case in cases:
         err = dec.check_decode(*case)
-        rows.append({"table": "check", "D": case[3], "page": case[4], "dtype": str(case[5]).removeprefix("torch."),
-                     "heads": f"{case[1]}:{case[2]}", "splitting": "auto" if case[6] is None else "one",
-                     "max_rel_err": err})
+        rows.append(
+            {
+                "table": "check",
+                "D": case[3],
+                "page": case[4],
+                "dtype": str(case[5]).removeprefix("torch."),
+                "heads": f"{case[1]}:{case[2]}",
+                "splitting": "auto" if case[6] is None else "one",
+                "max_rel_err": err,
+            }
+        )
         print(rows[-1], flush=True)
 
     if DEVICE == "cuda":
@@ -85,31 +103,50 @@ def main(argv=None) -> int:
 
         return run
 
-    def timed(fns, lengths, table, extra):
+    def timed(fns, lengths, table, extra, splits, own_splits=None):
         kv_bytes = 2 * sum(lengths) * HKV * D * 2
         each = measure.bench_each_round({k: no_grad(f) for k, f in fns.items()}, rounds=1 if quick else ROUNDS)
         best = {k: min(v) for k, v in each.items()}
-        ref = best.get("sdpa")
         for name, t in best.items():
-            row = {"table": table, **extra, "impl": name, "us": t * 1e3, "tbps": kv_bytes / t / 1e9,
-                   "frac_copy": kv_bytes / t / 1e9 / copy, "us_spread": measure.spread(each[name])}
+            row = {
+                "table": table,
+                **extra,
+                "splits": (own_splits or {}).get(name, splits),
+                "impl": name,
+                "us": t * 1e3,
+                "tbps": kv_bytes / t / 1e9,
+                "frac_copy": kv_bytes / t / 1e9 / copy,
+                "us_spread": measure.spread(each[name]),
+            }
+            ref = best.get("sdpa_graph" if name.endswith("_graph") else "sdpa")
             if ref is not None:
                 row["speedup"] = ref / t
             rows.append(row)
             print(row, flush=True)
 
-    for B, n in QUICK_SHAPES if quick else SHAPES:
+    graph = measure.graphed if DEVICE == "cuda" else (lambda fn: fn)  # the dry run has no CUDA graphs
+    sms = torch.cuda.get_device_properties(0).multi_processor_count if DEVICE == "cuda" else 4
+
+    def splits_of(lengths, splits=None, config=None):
+        return dec.split_plan(HKV, max(lengths), sum(lengths), sms, splits, config or dec.CONFIG)[0]
+
+    def paged(q, k_cache, v_cache, table, lens, lengths, **kw):
+        return lambda: dec.decode_attention(
+            q, k_cache, v_cache, table, lens, max_seqlen=max(lengths), total_tokens=sum(lengths), **kw
+        )
+
+    shapes = QUICK_SHAPES if quick else SHAPES
+    for B, n in shapes:
         q, k_cache, v_cache, table, lens = setup([n] * B, PAGE)
         pages = table.shape[1]
-        splits = dec.num_splits(B, HKV, n, q.device)
 
         def contiguous(c):  # (num_pages, PAGE, Hkv, D) -> (B, Hkv, n, D) in token order
             return c[table[:, :pages].long()].reshape(B, pages * PAGE, HKV, D)[:, :n].transpose(1, 2)
 
         kc, vc = contiguous(k_cache).contiguous(), contiguous(v_cache).contiguous()
         fns = {
-            "triton": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=n),
-            "triton_nosplit": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=n, splits=1),
+            "triton": paged(q, k_cache, v_cache, table, lens, [n] * B),
+            "triton_nosplit": paged(q, k_cache, v_cache, table, lens, [n] * B, splits=1),
             "sdpa": lambda: F.scaled_dot_product_attention(q[:, :, None], kc, vc, enable_gqa=True)[:, :, 0],
             "gather_sdpa": lambda: F.scaled_dot_product_attention(
                 q[:, :, None], contiguous(k_cache), contiguous(v_cache), enable_gqa=True
@@ -121,30 +158,95 @@ def main(argv=None) -> int:
                 err = measure.rel_err(fn(), ours)
                 if not err < 5e-3:
                     sys.exit(f"{NAME}: {name} at B={B}, n={n}: relative error {err:.2e} against the Triton kernels")
-        timed(fns, [n] * B, "speed", {"B": B, "n": n, "page": PAGE, "splits": splits})
-        del kc, vc, k_cache, v_cache
+            fns["triton_graph"], fns["sdpa_graph"] = graph(fns["triton"]), graph(fns["sdpa"])
+        splits = {"triton_nosplit": 1}
+        timed(fns, [n] * B, "speed", {"B": B, "n": n, "page": PAGE}, splits_of([n] * B), splits)
+        del kc, vc, k_cache, v_cache, fns
 
     B, n = (2, 200) if quick else (16, 8192)
     for page in PAGES:
         q, k_cache, v_cache, table, lens = setup([n] * B, page)
-        fns = {"triton": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=n)}
-        timed(fns, [n] * B, "pages", {"B": B, "n": n, "page": page, "splits": dec.num_splits(B, HKV, n, q.device)})
+        fns = {"triton": paged(q, k_cache, v_cache, table, lens, [n] * B)}
+        with torch.no_grad():
+            fns["triton_graph"] = graph(fns["triton"])
+        timed(fns, [n] * B, "pages", {"B": B, "n": n, "page": page}, splits_of([n] * B))
 
     lengths = QUICK_RAGGED if quick else RAGGED
     q, k_cache, v_cache, table, lens = setup(lengths, PAGE, seed=2)
-    longest = max(lengths)
     fns = {
-        "triton": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=longest),
-        "triton_nosplit": lambda: dec.decode_attention(q, k_cache, v_cache, table, lens, max_seqlen=longest, splits=1),
+        "triton": paged(q, k_cache, v_cache, table, lens, lengths),
+        "triton_nosplit": paged(q, k_cache, v_cache, table, lens, lengths, splits=1),
     }
     with torch.no_grad():
         err = measure.rel_err(fns["triton"](), dec.reference_decode(q, k_cache, v_cache, table, lens))
-    if not err < 5e-3:
-        sys.exit(f"{NAME}: ragged lengths: relative error {err:.2e} against the fp32 reference")
-    timed(fns, lengths, "ragged", {"B": len(lengths), "n": longest, "page": PAGE,
-                                   "splits": dec.num_splits(len(lengths), HKV, longest, q.device)})
+        if not err < 5e-3:
+            sys.exit(f"{NAME}: ragged lengths: relative error {err:.2e} against the fp32 reference")
+        fns["triton_graph"] = graph(fns["triton"])
+    timed(
+        fns,
+        lengths,
+        "ragged",
+        {"B": len(lengths), "n": max(lengths), "page": PAGE},
+        splits_of(lengths),
+        {"triton_nosplit": 1},
+    )
+    del fns
 
-    rows.append({"table": "setup", "hq": HQ, "hkv": HKV, "head_dim": D, "ragged": ", ".join(map(str, lengths))})
+    # the sweep behind CONFIG: every setting on every case, timed from CUDA graphs
+    cases = {f"B{B}": [n] * B for B, n in shapes}
+    cases["ragged"] = lengths
+    settings = [
+        dict(BLOCK_N=bn, num_stages=st, PROGRAMS_PER_SM=pp)
+        for bn in TUNE_BLOCK_N
+        for st in TUNE_STAGES
+        for pp in TUNE_PROGRAMS
+    ]
+    if quick:
+        settings = settings[:2]
+    for case, lens_list in cases.items():
+        q, k_cache, v_cache, table, lens = setup(lens_list, PAGE, seed=3)
+        with torch.no_grad():
+            ref = paged(q, k_cache, v_cache, table, lens, lens_list)()
+        fns, meta = {}, {}
+        for cfg in settings:
+            name = f"{cfg['BLOCK_N']}/{cfg['num_stages']}/{cfg['PROGRAMS_PER_SM']}"
+            call = paged(q, k_cache, v_cache, table, lens, lens_list, config=cfg)
+            try:
+                with torch.no_grad():
+                    err = measure.rel_err(call(), ref)
+            except triton.runtime.errors.OutOfResources as e:  # too much shared memory for this setting
+                print(f"{case} {name}: left out ({e})", flush=True)
+                continue
+            if not err < 5e-3:
+                sys.exit(f"{NAME}: setting {name} on {case}: relative error {err:.2e} against the default")
+            with torch.no_grad():
+                fns[name] = graph(call)
+            meta[name] = cfg
+        kv_bytes = 2 * sum(lens_list) * HKV * D * 2
+        each = measure.bench_each_round({k: no_grad(f) for k, f in fns.items()}, rounds=1 if quick else TUNE_ROUNDS)
+        for name, ts in each.items():
+            t, cfg = min(ts), meta[name]
+            rows.append(
+                {
+                    "table": "tuning",
+                    "case": case,
+                    "B": len(lens_list),
+                    "n": max(lens_list),
+                    "block_n": cfg["BLOCK_N"],
+                    "num_stages": cfg["num_stages"],
+                    "programs_per_sm": cfg["PROGRAMS_PER_SM"],
+                    "splits": splits_of(lens_list, None, cfg),
+                    "us": t * 1e3,
+                    "frac_copy": kv_bytes / t / 1e9 / copy,
+                    "us_spread": measure.spread(ts),
+                }
+            )
+            print(rows[-1], flush=True)
+        del fns, k_cache, v_cache
+
+    rows.append(
+        {"table": "setup", "hq": HQ, "hkv": HKV, "head_dim": D, "sms": sms, "ragged": ", ".join(map(str, lengths))}
+    )
     metrics = {
         "max_rel_err": {"unit": "", "noise": 1.0, "fmt": ".1e", "check": False},
         "us": {"unit": "µs", "noise": 0.1, "fmt": ".1f", "check": False},
@@ -153,7 +255,11 @@ def main(argv=None) -> int:
         "frac_copy": {"unit": "fraction", "noise": 0.07, "fmt": ".2f"},
         "speedup": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
         "splits": {"unit": "", "noise": 0, "fmt": "d"},
-        **{m: {"unit": "", "noise": 0, "fmt": "d"} for m in ("hq", "hkv", "head_dim")},
+        **{m: {"unit": "", "noise": 0, "fmt": "d"} for m in ("hq", "hkv", "head_dim", "sms")},
+        **{
+            m: {"unit": "", "noise": 0, "fmt": "d", "check": False}
+            for m in ("block_n", "num_stages", "programs_per_sm")
+        },
     }
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=quick)
