@@ -1165,11 +1165,16 @@ def test_decode_split_counts_in_the_data_are_what_split_plan_picks(monkeypatch):
     for r in timed:
         total = ragged_total if r["table"] == "ragged" else r["B"] * r["n"]
         asked = 1 if r["impl"] == "triton_nosplit" else None
-        assert gpu_decode.split_plan(setup["hkv"], r["n"], total, setup["sms"], asked)[0] == r["splits"], r
+        got = gpu_decode.split_plan(setup["hkv"], r["B"], r["n"], total, setup["sms"], asked)[0]
+        assert got == r["splits"], r
     for r in (r for r in ds["rows"] if r["table"] == "tuning"):
         config = {"BLOCK_N": r["block_n"], "num_stages": r["num_stages"], "PROGRAMS_PER_SM": r["programs_per_sm"]}
         total = ragged_total if r["case"] == "ragged" else r["B"] * r["n"]
-        assert gpu_decode.split_plan(setup["hkv"], r["n"], total, setup["sms"], None, config)[0] == r["splits"], r
+        got = gpu_decode.split_plan(setup["hkv"], r["B"], r["n"], total, setup["sms"], None, config)[0]
+        assert got == r["splits"], r
+    for r in (r for r in ds["rows"] if r["table"] == "split_sweep" and r["picked"]):
+        total = ragged_total if r["case"] == "ragged" else r["B"] * r["n"]
+        assert gpu_decode.split_plan(setup["hkv"], r["B"], r["n"], total, setup["sms"])[0] == r["split_count"], r
 
 
 def test_decode_config_is_within_noise_of_the_sweeps_best(decode):
@@ -1191,23 +1196,54 @@ def test_decode_config_is_within_noise_of_the_sweeps_best(decode):
     assert ours <= 1.03 * min(full.values()), (ours, min(full.values()))
 
 
-def test_decode_split_plan_follows_the_total_of_tokens(decode):
-    """Equal lengths: as many splits as fill the SMs; ragged lengths: the long sequence is cut finer than by
-    its length alone; even splits of whole BLOCK_N steps; a count asked for is kept, capped at MAX_SPLITS."""
-    cfg = dict(decode.CONFIG, BLOCK_N=64, PROGRAMS_PER_SM=2)
-    assert decode.split_plan(8, 32768, 32768, 132, None, cfg) == (32, 1024)
-    assert decode.split_plan(8, 2048, 64 * 2048, 132, None, cfg) == (1, 2048)
-    # one sequence of 17,000 among short ones: sized from the total, not from 16 x 17,000
-    ragged, padded = (
-        decode.split_plan(8, 17000, 30000, 132, None, cfg),
-        decode.split_plan(8, 17000, 16 * 17000, 132, None, cfg),
-    )
-    assert ragged[0] > padded[0] and ragged[1] < padded[1]
-    for HKV, longest, total in ((8, 17000, 30000), (2, 1000, 1500), (1, 70, 70), (8, 9000, 9000)):
-        n, per = decode.split_plan(HKV, longest, total, 132, None, cfg)
-        assert per % 64 == 0 and (n - 1) * per < longest <= n * per and per >= min(decode.MIN_SPLIT, per)
-    assert decode.split_plan(8, 1280, 1280, 132, 5, cfg) == (5, 256)
-    assert decode.split_plan(8, 10**6, 10**6, 132, 64, cfg)[0] <= decode.MAX_SPLITS
+def test_decode_split_plan_fills_one_wave(decode):
+    """Equal lengths: the most splits whose programs fit in one wave of PROGRAMS_PER_SM per SM; ragged lengths:
+    the long sequence is cut finer than if all were as long; even splits of whole BLOCK_N steps, at least
+    MIN_SPLIT keys; a count asked for is kept (rounded to whole steps), capped at MAX_SPLITS."""
+    cfg = dict(decode.CONFIG, BLOCK_N=64, PROGRAMS_PER_SM=4)
+    slots = 4 * 132
+    assert decode.split_plan(8, 1, 32768, 32768, 132, None, cfg) == (64, 512)  # 512 programs of 528 slots
+    assert decode.split_plan(8, 16, 8192, 16 * 8192, 132, None, cfg) == (4, 2048)  # 5 would make 640
+    assert decode.split_plan(8, 64, 2048, 64 * 2048, 132, None, cfg) == (1, 2048)  # 512 programs already
+    assert decode.split_plan(8, 128, 1024, 128 * 1024, 132, None, cfg) == (1, 1024)  # past one wave: one split
+    assert decode.split_plan(8, 1, 4096, 4096, 132, None, cfg) == (32, 128)  # held at MIN_SPLIT keys
+    lengths = [31, 17000, 2048, 513, 9000, 64, 4100, 12000, 1, 777, 6000, 300, 15000, 2500, 8191, 100]
+    n, per = decode.split_plan(8, 16, 17000, sum(lengths), 132, None, cfg)
+    assert 8 * sum(-(-x // per) for x in lengths) <= slots  # the estimate never overfills the wave
+    assert n > decode.split_plan(8, 16, 17000, 16 * 17000, 132, None, cfg)[0]
+    for HKV, B, longest, total in ((8, 16, 17000, 30000), (2, 3, 1000, 1500), (1, 1, 70, 70), (8, 1, 9000, 9000)):
+        n, per = decode.split_plan(HKV, B, longest, total, 132, None, cfg)
+        assert per % 64 == 0 and (n - 1) * per < longest <= n * per and (n == 1 or per >= decode.MIN_SPLIT)
+    assert decode.split_plan(8, 1, 1280, 1280, 132, 5, cfg) == (5, 256)
+    assert decode.split_plan(8, 1, 10**6, 10**6, 132, 64, cfg)[0] <= decode.MAX_SPLITS
+
+
+def test_decode_programs_per_sm_is_the_measured_occupancy(decode):
+    """PROGRAMS_PER_SM is how many split programs an H200 SM holds, from the compiled kernel's registers and
+    shared memory recorded with the data (65,536 registers allocated 8 per thread at a time, 228 KiB of shared
+    memory with 1 KiB reserved per block, 32 blocks and 64 warps at most)."""
+    import json
+
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_decode.json").read_text())
+    setup = next(r for r in ds["rows"] if r["table"] == "setup")
+    regs = -(-max(setup["regs_one"], setup["regs_split"]) // 8) * 8
+    warps = setup["warps"]
+    held = min(65536 // (regs * 32 * warps), 228 * 1024 // (setup["smem"] + 1024), 32, 64 // warps)
+    assert held == decode.CONFIG["PROGRAMS_PER_SM"], (setup, held)
+
+
+def test_decode_split_plan_is_within_noise_of_the_split_sweeps_best():
+    """On every swept case, split_plan's pick runs within 5 % of the fastest forced split count."""
+    import json
+
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_decode.json").read_text())
+    rows = [r for r in ds["rows"] if r["table"] == "split_sweep"]
+    cases = {r["case"] for r in rows}
+    assert len(cases) >= 5
+    for case in cases:
+        mine = [r for r in rows if r["case"] == case]
+        picked = [r["us"] for r in mine if r["picked"]]
+        assert len(picked) == 1 and picked[0] <= 1.05 * min(r["us"] for r in mine), case
 
 
 def test_decode_reuses_one_plan_as_the_sequences_grow(decode):

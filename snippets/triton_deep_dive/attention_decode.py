@@ -99,8 +99,10 @@ def decode_combine(O_PART, LSE_PART, O, so_b, so_h, HQ, N_SPLITS,   # one progra
 # --8<-- [start:wrapper]
 # The setting the H200 sweep found fastest (data/triton_deep_dive/attention_decode.json, table "tuning",
 # timed from CUDA graphs; a test checks that it stays within noise of the sweep's best).
-CONFIG = dict(BLOCK_N=64, num_stages=3, PROGRAMS_PER_SM=2)
-MIN_SPLIT = 256       # keys per split at the least: below that, a split's start and its partial result cost more
+# PROGRAMS_PER_SM is the split kernel's occupancy there: 114-128 registers x 128 threads, 4 programs in an
+# SM's 65,536 registers.
+CONFIG = dict(BLOCK_N=64, num_stages=3, PROGRAMS_PER_SM=4)
+MIN_SPLIT = 128       # keys per split at the least: below that, a split's start and its partial result cost more
 MAX_SPLITS = 64       # decode_combine holds every split of one head in registers at once
 
 
@@ -168,17 +170,28 @@ def _validate(k_cache, block_table, seq_lens):
     return longest, total
 
 
-def split_plan(HKV: int, longest: int, total: int, sms: int, splits=None, config=CONFIG) -> tuple[int, int]:
-    """(splits launched per sequence, keys per split). Every split has the same length, so a long sequence gets
-    more splits than a short one. Asked for no count, the length is set from the batch's total of cached
-    tokens: about PROGRAMS_PER_SM programs with work on every SM, none shorter than MIN_SPLIT keys. The splits
-    of the longest sequence are then evened out and rounded up to whole BLOCK_N steps, which can launch fewer
-    than asked."""
+def split_plan(HKV: int, B: int, longest: int, total: int, sms: int, splits=None, config=CONFIG) -> tuple[int, int]:
+    """(splits launched per sequence, keys per split). Every split has the same length, whole BLOCK_N steps,
+    so a long sequence gets more splits than a short one. Asked for no count: the shortest splits (at least
+    MIN_SPLIT keys) whose programs with work still fit in one wave, PROGRAMS_PER_SM resident on every SM. The
+    programs are counted from B, the longest length and the total: exact when all lengths are equal, at most
+    B - 1 too many otherwise."""
+    def length(s):                                   # keys per split when the longest is cut s ways
+        return triton.cdiv(triton.cdiv(longest, s), config["BLOCK_N"]) * config["BLOCK_N"]
+
     if splits is None:
-        per = max(MIN_SPLIT, triton.cdiv(total * HKV, config["PROGRAMS_PER_SM"] * sms))
-        splits = triton.cdiv(longest, per)
-    splits = min(splits, MAX_SPLITS)
-    per = triton.cdiv(triton.cdiv(longest, splits), config["BLOCK_N"]) * config["BLOCK_N"]
+        slots = config["PROGRAMS_PER_SM"] * sms
+
+        def fits(s):
+            per = length(s)
+            return per >= MIN_SPLIT and HKV * min(B * triton.cdiv(longest, per), triton.cdiv(total, per) + B - 1) <= slots
+
+        lo, hi = 1, MAX_SPLITS                       # fits() turns false once as s grows: the last s where it holds
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+        splits = lo
+    per = length(min(splits, MAX_SPLITS))
     return triton.cdiv(longest, per), per
 
 
@@ -237,7 +250,7 @@ def decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale=None, max
         if longest < 1 or not 1 <= total <= B * longest:
             raise ValueError(f"decode_attention: need max_seqlen >= 1 and 1 <= total_tokens <= B * max_seqlen "
                              f"(the longest length and the sum of all), got {max_seqlen} and {total_tokens}")
-    n_splits, split = split_plan(HKV, longest, total, plan["sms"], splits, config)
+    n_splits, split = split_plan(HKV, B, longest, total, plan["sms"], splits, config)
     dtype = q.dtype
     if fa.INTERPRET and dtype == torch.bfloat16:       # the interpreter's tl.dot mishandles bf16
         q, k_cache, v_cache = q.float(), k_cache.float(), v_cache.float()

@@ -24,7 +24,10 @@ bandwidth measured in the same run ("copy" row); "speedup" is SDPA's time over e
 "pages" rows: the B = 16, n = 8192 case with pages of 16, 64 and 256 tokens, eager and graphed.
 "ragged" rows: sixteen sequences of RAGGED lengths, split and unsplit, eager and graphed (SDPA would need
 padding or a mask); the split count follows their total of tokens.
-"tuning" rows: decode_attention's settings (BLOCK_N, num_stages, PROGRAMS_PER_SM) swept over the four speed
+"split_sweep" rows: the four speed cases and the ragged one at forced split counts ("split_count", a
+parameter; "picked" marks split_plan's choice), timed from CUDA graphs, with the programs that have work ("programs"); "setup" records the compiled
+split kernel's registers and shared memory, which set how many programs an SM holds.
+"tuning" rows: decode_attention's settings (parameters block_n, num_stages, programs_per_sm) swept over the four speed
 cases and the ragged one, timed from CUDA graphs, two rounds each; a setting the compiler refuses (shared
 memory) is left out. CONFIG is chosen from these rows.
 """
@@ -50,7 +53,8 @@ CHECK = [1, 17, 1000, 4096, 9000, 255]  # the snippet's own GPU cases
 QUICK_CHECK = [1, 37, 300]
 DEVICE = "cuda"  # a CPU dry run of this script (interpreter, tiny sizes) sets it to "cpu"
 ROUNDS = 3
-TUNE_BLOCK_N, TUNE_STAGES, TUNE_PROGRAMS = [32, 64, 128], [2, 3, 4], [2, 4]
+TUNE_BLOCK_N, TUNE_STAGES, TUNE_PROGRAMS = [32, 64, 128], [2, 3], [2, 3, 4, 6]
+SWEEP_SPLITS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 32, 48, 64]
 TUNE_ROUNDS = 2
 
 
@@ -128,7 +132,7 @@ def main(argv=None) -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count if DEVICE == "cuda" else 4
 
     def splits_of(lengths, splits=None, config=None):
-        return dec.split_plan(HKV, max(lengths), sum(lengths), sms, splits, config or dec.CONFIG)[0]
+        return dec.split_plan(HKV, len(lengths), max(lengths), sum(lengths), sms, splits, config or dec.CONFIG)[0]
 
     def paged(q, k_cache, v_cache, table, lens, lengths, **kw):
         return lambda: dec.decode_attention(
@@ -192,9 +196,51 @@ def main(argv=None) -> int:
     )
     del fns
 
-    # the sweep behind CONFIG: every setting on every case, timed from CUDA graphs
+    # the compiled split kernel's registers and shared memory: what sets how many programs an SM holds
+    occupancy = {}
+    for plan in dec._PLANS.values():
+        for (kind, one), compiled in plan["runners"].items() if plan["config"] == dec.CONFIG else ():
+            if kind == "split":
+                occupancy[f"regs_{'one' if one else 'split'}"] = compiled.n_regs
+                occupancy["smem"] = compiled.metadata.shared
+                occupancy["warps"] = compiled.metadata.num_warps
+
     cases = {f"B{B}": [n] * B for B, n in shapes}
     cases["ragged"] = lengths
+    # the split count, swept at the default setting: where one wave of resident programs ends
+    for case, lens_list in cases.items():
+        q, k_cache, v_cache, table, lens = setup(lens_list, PAGE, seed=3)
+        fns, asked_of = {}, {}
+        for asked in [*SWEEP_SPLITS, None]:  # None: split_plan's own pick
+            n_splits = splits_of(lens_list, asked)
+            if n_splits in fns:
+                continue
+            asked_of[n_splits] = asked
+            with torch.no_grad():
+                fns[n_splits] = graph(paged(q, k_cache, v_cache, table, lens, lens_list, splits=asked))
+        kv_bytes = 2 * sum(lens_list) * HKV * D * 2
+        each = measure.bench_each_round({k: no_grad(f) for k, f in fns.items()}, rounds=1 if quick else TUNE_ROUNDS)
+        picked = splits_of(lens_list)
+        for n_splits, ts in sorted(each.items()):
+            per = dec.split_plan(HKV, len(lens_list), max(lens_list), sum(lens_list), sms, asked_of[n_splits])[1]
+            rows.append(
+                {
+                    "table": "split_sweep",
+                    "case": case,
+                    "B": len(lens_list),
+                    "n": max(lens_list),
+                    "split_count": n_splits,
+                    "programs": HKV * sum(-(-x // per) for x in lens_list),
+                    "picked": n_splits == picked,
+                    "us": min(ts) * 1e3,
+                    "frac_copy": kv_bytes / min(ts) / 1e9 / copy,
+                    "us_spread": measure.spread(ts),
+                }
+            )
+            print(rows[-1], flush=True)
+        del fns, k_cache, v_cache
+
+    # the sweep behind CONFIG: every setting on every case, timed from CUDA graphs
     settings = [
         dict(BLOCK_N=bn, num_stages=st, PROGRAMS_PER_SM=pp)
         for bn in TUNE_BLOCK_N
@@ -256,6 +302,11 @@ def main(argv=None) -> int:
         "speedup": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
         "splits": {"unit": "", "noise": 0, "fmt": "d"},
         **{m: {"unit": "", "noise": 0, "fmt": "d"} for m in ("hq", "hkv", "head_dim", "sms")},
+        **{
+            m: {"unit": "", "noise": 0, "fmt": "d", "check": False} for m in ("regs_one", "regs_split", "smem", "warps")
+        },
+        "programs": {"unit": "", "noise": 0, "fmt": "d"},
+        "picked": {"unit": "bool", "noise": 0, "check": False},
         **{
             m: {"unit": "", "noise": 0, "fmt": "d", "check": False}
             for m in ("block_n", "num_stages", "programs_per_sm")
