@@ -25,11 +25,12 @@ bandwidth measured in the same run ("copy" row); "speedup" is SDPA's time over e
 "ragged" rows: sixteen sequences of RAGGED lengths, split and unsplit, eager and graphed (SDPA would need
 padding or a mask); the split count follows their total of tokens.
 "split_sweep" rows: the four speed cases and the ragged one at forced split counts ("split_count", a
-parameter; "picked" marks split_plan's choice), timed from CUDA graphs, with the programs that have work ("programs"); "setup" records the compiled
-split kernel's registers and shared memory, which set how many programs an SM holds.
-"tuning" rows: decode_attention's settings (parameters block_n, num_stages, programs_per_sm) swept over the four speed
-cases and the ragged one, timed from CUDA graphs, two rounds each; a setting the compiler refuses (shared
-memory) is left out. CONFIG is chosen from these rows.
+parameter; "picked" marks split_plan's choice), timed from CUDA graphs, with the programs that have work
+("programs"). "setup" records the compiled split kernel's registers and shared memory, which set how many
+programs an SM holds.
+"tuning" rows: decode_attention's settings (parameters block_n, num_stages, programs_per_sm) swept over the
+four speed cases and the ragged one, timed from CUDA graphs, two rounds each; a setting the compiler refuses
+(shared memory) is left out. CONFIG is chosen from these rows.
 """
 
 from __future__ import annotations
@@ -291,7 +292,15 @@ def main(argv=None) -> int:
         del fns, k_cache, v_cache
 
     rows.append(
-        {"table": "setup", "hq": HQ, "hkv": HKV, "head_dim": D, "sms": sms, "ragged": ", ".join(map(str, lengths))}
+        {
+            "table": "setup",
+            "hq": HQ,
+            "hkv": HKV,
+            "head_dim": D,
+            "sms": sms,
+            **occupancy,
+            "ragged": ", ".join(map(str, lengths)),
+        }
     )
     metrics = {
         "max_rel_err": {"unit": "", "noise": 1.0, "fmt": ".1e", "check": False},
@@ -307,10 +316,6 @@ def main(argv=None) -> int:
         },
         "programs": {"unit": "", "noise": 0, "fmt": "d"},
         "picked": {"unit": "bool", "noise": 0, "check": False},
-        **{
-            m: {"unit": "", "noise": 0, "fmt": "d", "check": False}
-            for m in ("block_n", "num_stages", "programs_per_sm")
-        },
     }
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=quick)
