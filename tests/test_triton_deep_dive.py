@@ -1278,7 +1278,8 @@ def test_decode_producer_runs_end_to_end_on_the_cpu(tmp_path):
         return sorted({json.dumps({k: v for k, v in r.items() if k in keys}) for r in rows})
 
     committed = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_decode.json").read_text())
-    assert cases(quick["rows"]) == cases(committed["rows"])
+    # FlexAttention compiles through Inductor for the GPU: its rows exist on the GPU only
+    assert cases(quick["rows"]) == cases(r for r in committed["rows"] if r["table"] != "flex")
 
 
 def test_decode_reads_no_row_past_a_sequence_in_its_last_page(decode):

@@ -24,6 +24,9 @@ bandwidth measured in the same run ("copy" row); "speedup" is SDPA's time over e
 "pages" rows: the B = 16, n = 8192 case with pages of 16, 64 and 256 tokens, eager and graphed.
 "ragged" rows: sixteen sequences of RAGGED lengths, split and unsplit, eager and graphed (SDPA would need
 padding or a mask); the split count follows their total of tokens.
+"flex" rows (GPU only): the B = 16, n = 8192 case and the ragged one on pages of FLEX_PAGE tokens, ours beside
+torch.compile(flex_attention) on PyTorch's experimental PagedAttention cache holding the same keys and values
+(Inductor's generated decoding kernel), both from CUDA graphs; "vs_flex" is FlexAttention's time over each one's.
 "split_sweep" rows: the four speed cases and the ragged one at forced split counts ("split_count", a
 parameter; "picked" marks split_plan's choice), timed from CUDA graphs, with the programs that have work
 ("programs"). "setup" records the compiled split kernel's registers and shared memory, which set how many
@@ -54,6 +57,8 @@ CHECK = [1, 17, 1000, 4096, 9000, 255]  # the snippet's own GPU cases
 QUICK_CHECK = [1, 37, 300]
 DEVICE = "cuda"  # a CPU dry run of this script (interpreter, tiny sizes) sets it to "cpu"
 ROUNDS = 3
+FLEX_PAGE = 128  # FlexAttention's kv block is the page: 128, its default block size
+FLEX_CASES = {"B16": [8192] * 16, "ragged": RAGGED}
 TUNE_BLOCK_N, TUNE_STAGES, TUNE_PROGRAMS = [32, 64, 128], [2, 3], [2, 3, 4, 6]
 SWEEP_SPLITS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 32, 48, 64]
 TUNE_ROUNDS = 2
@@ -108,7 +113,7 @@ def main(argv=None) -> int:
 
         return run
 
-    def timed(fns, lengths, table, extra, splits, own_splits=None):
+    def timed(fns, lengths, table, extra, splits, own_splits=None, ref=None, ratio="speedup"):
         kv_bytes = 2 * sum(lengths) * HKV * D * 2
         each = measure.bench_each_round({k: no_grad(f) for k, f in fns.items()}, rounds=1 if quick else ROUNDS)
         best = {k: min(v) for k, v in each.items()}
@@ -123,9 +128,11 @@ def main(argv=None) -> int:
                 "frac_copy": kv_bytes / t / 1e9 / copy,
                 "us_spread": measure.spread(each[name]),
             }
-            ref = best.get("sdpa_graph" if name.endswith("_graph") else "sdpa")
-            if ref is not None:
-                row["speedup"] = ref / t
+            if row["splits"] is None:  # not our kernel: no split count
+                del row["splits"]
+            base = best.get(ref or ("sdpa_graph" if name.endswith("_graph") else "sdpa"))
+            if base is not None:
+                row[ratio] = base / t
             rows.append(row)
             print(row, flush=True)
 
@@ -196,6 +203,9 @@ def main(argv=None) -> int:
         {"triton_nosplit": 1},
     )
     del fns
+
+    if DEVICE == "cuda":  # FlexAttention's paged path compiles through Inductor: GPU only
+        flex_rows(torch, dec, fa, rows, timed, graph, no_grad, setup)
 
     # the compiled split kernel's registers and shared memory: what sets how many programs an SM holds
     occupancy = {}
@@ -309,6 +319,7 @@ def main(argv=None) -> int:
         "tbps": {"unit": "TB/s", "noise": 0.07, "fmt": ".2f"},
         "frac_copy": {"unit": "fraction", "noise": 0.07, "fmt": ".2f"},
         "speedup": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
+        "vs_flex": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
         "splits": {"unit": "", "noise": 0, "fmt": "d"},
         **{m: {"unit": "", "noise": 0, "fmt": "d"} for m in ("hq", "hkv", "head_dim", "sms")},
         **{
@@ -319,6 +330,62 @@ def main(argv=None) -> int:
     }
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=quick)
+
+
+def flex_rows(torch, dec, fa, rows, timed, graph, no_grad, setup):
+    """Table "flex": the same batches in FlexAttention's paged cache (PyTorch's experimental PagedAttention:
+    one (1, Hkv, pages * PAGE, D) pool per tensor, a page table, and a block mask whose kv blocks are the
+    pages), attended by torch.compile(flex_attention), Inductor's generated decoding kernel; beside ours on
+    pages of the same size. Both replayed from CUDA graphs."""
+    import triton
+    from torch.nn.attention.experimental._paged_attention import PagedAttention
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    flex = torch.compile(flex_attention, dynamic=False)
+    for case, lengths in FLEX_CASES.items():
+        q, k_cache, v_cache, table, lens = setup(lengths, FLEX_PAGE, seed=4)
+        B, n_pages = len(lengths), k_cache.shape[0]
+        paged = PagedAttention(n_pages, FLEX_PAGE, B, device="cuda")
+        pool_k = torch.zeros(1, HKV, n_pages * FLEX_PAGE, D, device="cuda", dtype=torch.float16)
+        pool_v = torch.zeros_like(pool_k)
+        for b, n in enumerate(lengths):  # the same keys and values, copied in through its own allocator
+            at = torch.tensor([b], device="cuda")
+            paged.reserve(at, torch.tensor([n], device="cuda"))
+            pages = table[b, : triton.cdiv(n, FLEX_PAGE)].long()
+            kb, vb = (c[pages].reshape(-1, HKV, D)[:n].transpose(0, 1)[None] for c in (k_cache, v_cache))
+            paged.assign(at, torch.arange(n, device="cuda")[None], kb, vb, pool_k, pool_v)
+
+        def within(b, h, q_idx, kv_idx, lens=lens):  # logical positions: a sequence's own length
+            return kv_idx < lens[b]
+
+        longest = max(lengths)
+        logical = create_block_mask(
+            within, B, None, 1, triton.cdiv(longest, FLEX_PAGE) * FLEX_PAGE, device="cuda", BLOCK_SIZE=(128, FLEX_PAGE)
+        )
+        mask = paged.convert_logical_block_mask(logical)
+        q4 = q[:, :, None]
+        fns = {
+            "triton": lambda: dec.decode_attention(
+                q, k_cache, v_cache, table, lens, max_seqlen=longest, total_tokens=sum(lengths)
+            ),
+            "flex": lambda: flex(q4, pool_k, pool_v, block_mask=mask, enable_gqa=True)[:, :, 0],
+        }
+        with torch.no_grad():
+            err = measure.rel_err(fns["flex"](), fns["triton"]())
+            if not err < 5e-3:
+                sys.exit(f"{NAME}: FlexAttention on {case}: relative error {err:.2e} against the Triton kernels")
+            fns = {f"{k}_graph": graph(f) for k, f in fns.items()}
+        timed(
+            fns,
+            lengths,
+            "flex",
+            {"case": case, "B": B, "n": longest, "page": FLEX_PAGE},
+            dec.split_plan(HKV, B, longest, sum(lengths), torch.cuda.get_device_properties(0).multi_processor_count)[0],
+            {"flex_graph": None},
+            ref="flex_graph",
+            ratio="vs_flex",
+        )
+        del fns, pool_k, pool_v, k_cache, v_cache
 
 
 if __name__ == "__main__":
