@@ -336,10 +336,17 @@ def flex_rows(torch, dec, fa, rows, timed, graph, no_grad, setup):
     """Table "flex": the same batches in FlexAttention's paged cache (PyTorch's experimental PagedAttention:
     one (1, Hkv, pages * PAGE, D) pool per tensor, a page table, and a block mask whose kv blocks are the
     pages), attended by torch.compile(flex_attention), Inductor's generated decoding kernel; beside ours on
-    pages of the same size. Both replayed from CUDA graphs."""
+    pages of the same size. Both replayed from CUDA graphs.
+
+    Two FlexAttention rows. "flex": the mask as create_block_mask builds it, whose blocks below a sequence's
+    length are "full" ones; with full blocks present, Inductor's decoding template sizes each of its SPLIT_KV
+    splits from the kv length of the tensors it is given (here the whole pool of pages), not from the
+    sequence's blocks, and SPLIT_KV defaults to 2 * SMs // (B * Hkv). "flex_split": the same mask rebuilt with
+    every block partial (the template then splits the sequence's own blocks) and SPLIT_KV set to our split
+    count: FlexAttention given the same partition of the work as ours."""
     import triton
     from torch.nn.attention.experimental._paged_attention import PagedAttention
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
 
     flex = torch.compile(flex_attention, dynamic=False)
     for case, lengths in FLEX_CASES.items():
@@ -363,24 +370,42 @@ def flex_rows(torch, dec, fa, rows, timed, graph, no_grad, setup):
             within, B, None, 1, triton.cdiv(longest, FLEX_PAGE) * FLEX_PAGE, device="cuda", BLOCK_SIZE=(128, FLEX_PAGE)
         )
         mask = paged.convert_logical_block_mask(logical)
+        blocks = torch.tensor([triton.cdiv(n, FLEX_PAGE) for n in lengths], device="cuda", dtype=torch.int32)
+        every = torch.arange(logical.kv_indices.shape[-1], device="cuda", dtype=torch.int32)
+        partial = BlockMask.from_kv_blocks(  # every block of a sequence partial: no full blocks
+            blocks[:, None, None],
+            every.expand(B, 1, 1, -1).contiguous(),
+            BLOCK_SIZE=(128, FLEX_PAGE),
+            mask_mod=within,
+            seq_lengths=logical.seq_lengths,
+        )
+        mask_split = paged.convert_logical_block_mask(partial)
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        splits = dec.split_plan(HKV, B, longest, sum(lengths), sms)[0]
         q4 = q[:, :, None]
+        opts = {"SPLIT_KV": splits}
         fns = {
             "triton": lambda: dec.decode_attention(
                 q, k_cache, v_cache, table, lens, max_seqlen=longest, total_tokens=sum(lengths)
             ),
             "flex": lambda: flex(q4, pool_k, pool_v, block_mask=mask, enable_gqa=True)[:, :, 0],
+            "flex_split": lambda: flex(q4, pool_k, pool_v, block_mask=mask_split, enable_gqa=True, kernel_options=opts)[
+                :, :, 0
+            ],
         }
         with torch.no_grad():
-            err = measure.rel_err(fns["flex"](), fns["triton"]())
-            if not err < 5e-3:
-                sys.exit(f"{NAME}: FlexAttention on {case}: relative error {err:.2e} against the Triton kernels")
+            ours = fns["triton"]()
+            for name in ("flex", "flex_split"):
+                err = measure.rel_err(fns[name](), ours)
+                if not err < 5e-3:
+                    sys.exit(f"{NAME}: {name} on {case}: relative error {err:.2e} against the Triton kernels")
             fns = {f"{k}_graph": graph(f) for k, f in fns.items()}
         timed(
             fns,
             lengths,
             "flex",
             {"case": case, "B": B, "n": longest, "page": FLEX_PAGE},
-            dec.split_plan(HKV, B, longest, sum(lengths), torch.cuda.get_device_properties(0).multi_processor_count)[0],
+            splits,
             {"flex_graph": None},
             ref="flex_graph",
             ratio="vs_flex",
