@@ -1278,6 +1278,32 @@ def test_decode_producer_runs_end_to_end_on_the_cpu(tmp_path):
     assert cases(quick["rows"]) == cases(r for r in committed["rows"] if r["table"] != "flex")
 
 
+def test_flex_split_pieces_the_page_describes():
+    """The page's arithmetic for FlexAttention's decoding template without a full-block list: each sequence's
+    blocks are cut into SPLIT_KV pieces of roundup(cdiv(blocks * 128, SPLIT_KV), 64) keys. With the ragged
+    batch's split count from the data, the 17,000-token sequence gets pieces of about 1,600 keys and a
+    one-block sequence keeps 2 of its programs busy."""
+    import json
+    import math
+
+    from measure.triton_deep_dive import attention_decode as producer
+
+    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_decode.json").read_text())
+    (row,) = [
+        r for r in ds["rows"] if r.get("table") == "flex" and r["case"] == "ragged" and r["impl"] == "flex_split_graph"
+    ]
+    split_kv, page, block_n = row["splits"], producer.FLEX_PAGE, 64
+
+    def piece(n):
+        return math.ceil(math.ceil(math.ceil(n / page) * page / split_kv) / block_n) * block_n
+
+    assert max(producer.RAGGED) == 17000 and piece(17000) == 1600, piece(17000)
+    assert min(producer.RAGGED) <= page and math.ceil(page / piece(1)) == 2 and split_kv == 11
+    for lang in ("en", "zh"):
+        text = (ROOT / "docs" / lang / "triton-deep-dive.md").read_text()
+        assert "1,600" in text and "11" in text
+
+
 def test_decode_reads_no_row_past_a_sequence_in_its_last_page(decode):
     """NaN in the rows of a sequence's last page that lie past its length must not reach the output."""
     k, v, table, lens = decode.paged_cache([21, 7], 1, 64, 16)

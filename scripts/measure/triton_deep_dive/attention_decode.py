@@ -333,17 +333,18 @@ def main(argv=None) -> int:
 
 
 def flex_rows(torch, dec, fa, rows, timed, graph, no_grad, setup):
-    """Table "flex": the same batches in FlexAttention's paged cache (PyTorch's experimental PagedAttention:
-    one (1, Hkv, pages * PAGE, D) pool per tensor, a page table, and a block mask whose kv blocks are the
-    pages), attended by torch.compile(flex_attention), Inductor's generated decoding kernel; beside ours on
+    """Table "flex": the same batches in FlexAttention's paged cache (a (1, Hkv, pages * PAGE, D) pool per
+    tensor, allocated here, PyTorch's experimental PagedAttention keeping the page table, and a block mask
+    whose kv blocks are the pages), attended by torch.compile(flex_attention), Inductor's generated decoding kernel; beside ours on
     pages of the same size. Both replayed from CUDA graphs.
 
-    Two FlexAttention rows. "flex": the mask as create_block_mask builds it, whose blocks below a sequence's
-    length are "full" ones; with full blocks present, Inductor's decoding template sizes each of its SPLIT_KV
-    splits from the kv length of the tensors it is given (here the whole pool of pages), not from the
-    sequence's blocks, and SPLIT_KV defaults to 2 * SMs // (B * Hkv). "flex_split": the same mask rebuilt with
-    every block partial (the template then splits the sequence's own blocks) and SPLIT_KV set to our split
-    count: FlexAttention given the same partition of the work as ours."""
+    Two FlexAttention rows. "flex": the mask as create_block_mask builds it. With one query row padded to a
+    128-row block it has no full block, but it still carries a (zero) full-block list, and that list alone
+    makes Inductor's decoding template size each of its SPLIT_KV splits from the kv length of the tensors it
+    is given (here the whole pool of pages), not from the sequence's blocks; SPLIT_KV defaults to
+    max(1, 2 * (SMs // (B * Hkv))), recorded as the row's split count. "flex_split": the same blocks rebuilt
+    with no full-block list (the template then splits the sequence's own blocks) and SPLIT_KV set to our
+    split count: for equal lengths, FlexAttention given the same partition of the work as ours."""
     import triton
     from torch.nn.attention.experimental._paged_attention import PagedAttention
     from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
@@ -372,8 +373,8 @@ def flex_rows(torch, dec, fa, rows, timed, graph, no_grad, setup):
         mask = paged.convert_logical_block_mask(logical)
         blocks = torch.tensor([triton.cdiv(n, FLEX_PAGE) for n in lengths], device="cuda", dtype=torch.int32)
         every = torch.arange(logical.kv_indices.shape[-1], device="cuda", dtype=torch.int32)
-        partial = BlockMask.from_kv_blocks(  # every block of a sequence partial: no full blocks
-            blocks[:, None, None],
+        partial = BlockMask.from_kv_blocks(
+            blocks[:, None, None],  # the partial blocks only: no full-block list
             every.expand(B, 1, 1, -1).contiguous(),
             BLOCK_SIZE=(128, FLEX_PAGE),
             mask_mod=within,
@@ -406,7 +407,7 @@ def flex_rows(torch, dec, fa, rows, timed, graph, no_grad, setup):
             "flex",
             {"case": case, "B": B, "n": longest, "page": FLEX_PAGE},
             splits,
-            {"flex_graph": None},
+            {"flex_graph": max(1, sms // (B * HKV) * 2)},  # the template's default SPLIT_KV (get_split_k)
             ref="flex_graph",
             ratio="vs_flex",
         )
