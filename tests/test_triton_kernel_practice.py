@@ -116,6 +116,37 @@ def test_softmax_strided_and_3d():
         torch.testing.assert_close(fn(x), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=["fp32", "fp16", "bf16"])
+def test_softmax_tail_kernel_on_ragged_widths(dtype):
+    """Widths between two powers of two go to softmax_tail_kernel (head + masked tail); the padded row
+    (split=False) gives the same answer. 2,049 leaves a tail of one column."""
+    for M, N in ((3, 2049), (5, 2500), (2, 5000), (1, 20000)):
+        head, tail = sm.tail_split(N)
+        assert head <= N <= head + tail < triton_next_pow2(N), (N, head, tail)
+        x = 4 * torch.randn(M, N).to(dtype)
+        ref = torch.softmax(x.double(), -1)
+        tol = 1e-6 if dtype == torch.float32 else 1e-2
+        for split in (True, False):
+            err = (sm.softmax_fused(x, split=split).double() - ref).abs().max().item()
+            assert err < tol, (M, N, dtype, split, err)
+    x = (4 * torch.randn(3000, 7)).t()  # column stride 7, through the tail kernel
+    torch.testing.assert_close(sm.softmax_fused(x), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    x = torch.full((2, 3000), -1e4)
+    x[:, 2999] = 1e4  # the maximum in the tail
+    torch.testing.assert_close(sm.softmax_fused(x), torch.softmax(x.double(), -1).float())
+
+
+def triton_next_pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+def test_tail_split_only_where_it_saves_lanes():
+    assert sm.tail_split(4096) == (4096, 0) and sm.tail_split(1000) == (1024, 0)  # powers of two, narrow rows
+    assert sm.tail_split(20000) == (16384, 4096) and sm.tail_split(3000) == (2048, 1024)
+    assert sm.tail_split(3500) == (4096, 0)  # 2,048 + 2,048 saves nothing
+    assert sm.tail_split(40000) == (65536, 0)  # no TAIL_LAUNCH setting past 16,384: the streamed path's range
+
+
 def test_softmax_extreme_values():
     x = torch.tensor([[1e4, -1e4, 0.0, 1e4], [-3e38, -3e38, -3e38, -3e38]])
     for fn in (sm.softmax_fused, sm.softmax_online):
@@ -373,6 +404,27 @@ def test_fused_launch_settings_are_the_width_sweeps_fastest_within_noise():
             best = max(here, key=lambda r: r["tbps"])
             tol = max(noise, chosen[0]["tbps_spread"], best["tbps_spread"])
             assert chosen[0]["tbps"] >= (1 - tol) * best["tbps"], (table, N, M, chosen[0]["config"], best["config"])
+
+
+def test_tail_launch_settings_are_the_tail_sweeps_fastest_within_noise():
+    """TAIL_LAUNCH in softmax.py is chosen from table "tail" of softmax_widths.json: at every swept width the
+    setting softmax_fused uses must have been timed, within noise (or the rows' spread) of the fastest, and
+    the split row must be no slower than the same width padded to a power of two in one block."""
+    ds = _ds("softmax_widths")
+    noise = ds["metrics"]["tbps"]["noise"]
+    sweep = [r for r in ds["rows"] if r["table"] == "tail"]
+    assert sweep, "softmax_widths.json has no table 'tail'"
+    for N in sorted({r["N"] for r in sweep}):
+        here = [r for r in sweep if r["N"] == N and r["impl"] == "tail"]
+        head, tail = sm.tail_split(N)
+        assert tail, f"N={N}: swept as a tail width, but tail_split keeps it padded"
+        chosen = [r for r in here if (r["ROWS"], r["num_warps"]) == sm.TAIL_LAUNCH[head]]
+        assert chosen, f"N={N}: TAIL_LAUNCH[{head}] = {sm.TAIL_LAUNCH[head]} was never timed"
+        best = max(here, key=lambda r: r["tbps"])
+        tol = max(noise, chosen[0]["tbps_spread"], best["tbps_spread"])
+        assert chosen[0]["tbps"] >= (1 - tol) * best["tbps"], (N, chosen[0]["config"], best["config"])
+        padded = next(r for r in sweep if r["N"] == N and r["config"] == "padded default")
+        assert chosen[0]["tbps"] >= (1 - noise) * padded["tbps"], (N, chosen[0]["tbps"], padded["tbps"])
 
 
 def test_softmax_dispatcher_switches_where_the_sweep_says():

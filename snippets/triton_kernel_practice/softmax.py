@@ -69,12 +69,53 @@ def softmax_row_kernel(out_ptr, in_ptr,
              out.to(out_ptr.dtype.element_ty), mask=(rows[:, None] < n_rows) & col_ok)
 
 
+@triton.jit
+def softmax_tail_kernel(out_ptr, in_ptr, in_row_stride, in_col_stride, out_row_stride, n_rows, n_cols,
+                        BLOCK: tl.constexpr,             # largest power of two <= n_cols: always in the row
+                        TAIL: tl.constexpr,              # power of two >= n_cols - BLOCK: the rest, masked
+                        ROWS: tl.constexpr, VEC: tl.constexpr = 1):
+    # A ragged row as two power-of-two pieces: 20,000 columns take 16,384 + 4,096 lanes, not 32,768.
+    if VEC > 1:                                          # as in softmax_row_kernel
+        n_cols = n_cols // VEC * VEC
+        in_row_stride = in_row_stride // VEC * VEC
+        out_row_stride = out_row_stride // VEC * VEC
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    src = in_ptr + tl.minimum(rows, n_rows - 1).to(tl.int64)[:, None] * in_row_stride
+    dst = out_ptr + rows.to(tl.int64)[:, None] * out_row_stride
+    head = tl.arange(0, BLOCK)[None, :]
+    tail = BLOCK + tl.arange(0, TAIL)[None, :]
+    x = tl.load(src + head * in_col_stride).to(tl.float32)                  # no mask: BLOCK <= n_cols
+    xt = tl.load(src + tail * in_col_stride, mask=tail < n_cols, other=-float("inf")).to(tl.float32)
+    m = tl.maximum(tl.max(x, axis=1), tl.max(xt, axis=1))[:, None]
+    num, num_t = tl.exp(x - m), tl.exp(xt - m)
+    inv = 1.0 / (tl.sum(num, axis=1) + tl.sum(num_t, axis=1))[:, None]
+    row_ok = rows[:, None] < n_rows
+    tl.store(dst + head, (num * inv).to(out_ptr.dtype.element_ty), mask=row_ok)
+    tl.store(dst + tail, (num_t * inv).to(out_ptr.dtype.element_ty), mask=row_ok & (tail < n_cols))
+
+
 # (ROWS, num_warps) by BLOCK: the setting closest to the fastest at both 4,096 and 32,768 rows in the
 # width sweep on the H200 (scripts/measure/triton_kernel_practice/softmax_widths.py), at fp32 and fp16.
 # Narrow rows put several rows in one program, one warp per 1,024 values; wide rows spread one row
 # over more warps.
 FUSED_LAUNCH = {256: (4, 1), 512: (2, 1), 1024: (1, 2), 2048: (2, 4), 4096: (1, 2), 8192: (1, 16),
                 16384: (1, 16), 32768: (1, 16), 65536: (1, 32)}
+
+
+# Ragged widths between two powers of two: (ROWS, num_warps) by the head BLOCK, from table "tail" of the
+# same sweep (the fastest setting at each swept width, within noise; a test ties them).
+TAIL_LAUNCH = {2048: (2, 4), 4096: (1, 4), 8192: (1, 8), 16384: (1, 16)}
+
+
+def tail_split(n_cols: int) -> tuple[int, int]:
+    """(BLOCK, TAIL) for a row of n_cols: the largest power of two <= n_cols plus the smallest power of two
+    that covers the rest, when that takes fewer lanes than the next power of two and TAIL_LAUNCH has a
+    setting for the head; else (next power of two, 0), the padded row."""
+    head = 1 << (n_cols.bit_length() - 1)
+    rest = n_cols - head
+    if rest and head in TAIL_LAUNCH and head + triton.next_power_of_2(rest) < 2 * head:
+        return head, triton.next_power_of_2(rest)
+    return triton.next_power_of_2(n_cols), 0
 
 
 def fused_launch(block: int, n_rows: int | None = None, n_sms: int = 132) -> tuple[int, int]:
@@ -111,33 +152,40 @@ def vec_width(x2: torch.Tensor) -> int:
     return v
 
 
-def softmax_fused(x: torch.Tensor, ROWS=None, num_warps=None, VEC=None) -> torch.Tensor:
+def softmax_fused(x: torch.Tensor, ROWS=None, num_warps=None, VEC=None, split=True) -> torch.Tensor:
     # Checks, launch settings and the JIT's dispatch are paid once per (shape, strides, dtype,
     # alignment); later calls allocate the output and launch the compiled kernel (launch-cost section).
-    key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() % 16, ROWS, num_warps, VEC)
+    # split=False keeps a ragged row in one padded power-of-two block (the sweep times both).
+    key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() % 16, ROWS, num_warps, VEC, split)
     plan = _PLANS.get(key)
     if plan is None:
         x2 = _check(x)
         M, N = x2.shape
-        BLOCK = triton.next_power_of_2(N)
+        BLOCK, TAIL = tail_split(N) if split else (triton.next_power_of_2(N), 0)
         rows, warps = fused_launch(BLOCK, M, _num_sms(x.device))
+        if TAIL:
+            rows, warps = TAIL_LAUNCH[BLOCK]
+            while rows > 1 and triton.cdiv(M, rows) < 2 * _num_sms(x.device):
+                rows //= 2
         vec = vec_width(x2)
         if VEC is not None and (VEC not in (1, 2, 4, 8) or vec % VEC):
             raise ValueError(f"softmax_fused: VEC={VEC} must be 1, 2, 4 or 8 and divide the row length and the "
                              f"row stride ({N} and {x2.stride(0)}; the largest that does here is {vec})")
-        plan = _PLANS[key] = dict(M=M, N=N, BLOCK=BLOCK, ROWS=ROWS or rows, num_warps=num_warps or warps,
+        plan = _PLANS[key] = dict(M=M, N=N, BLOCK=BLOCK, TAIL=TAIL, ROWS=ROWS or rows, num_warps=num_warps or warps,
                                   VEC=VEC or vec, grid=(triton.cdiv(M, ROWS or rows), 1, 1), runner=None)
-    M, N, BLOCK, ROWS, VEC = plan["M"], plan["N"], plan["BLOCK"], plan["ROWS"], plan["VEC"]
+    M, N, BLOCK, TAIL, ROWS, VEC = (plan[k] for k in ("M", "N", "BLOCK", "TAIL", "ROWS", "VEC"))
     x2 = x if x.dim() == 2 else x.reshape(-1, N)
     out = torch.empty((M, N), device=x.device, dtype=x.dtype)
     args = (out, x2, x2.stride(0), x2.stride(1), N, M, N)
+    kernel, consts = ((softmax_tail_kernel, dict(BLOCK=BLOCK, TAIL=TAIL, ROWS=ROWS, VEC=VEC)) if TAIL
+                      else (softmax_row_kernel, dict(BLOCK=BLOCK, ROWS=ROWS, VEC=VEC)))
     if INTERPRET:
-        softmax_row_kernel[plan["grid"]](*args, BLOCK=BLOCK, ROWS=ROWS, VEC=VEC, num_warps=plan["num_warps"])
+        kernel[plan["grid"]](*args, **consts, num_warps=plan["num_warps"])
     else:
         if plan["runner"] is None:
-            plan["runner"] = softmax_row_kernel.warmup(*args, BLOCK=BLOCK, ROWS=ROWS, VEC=VEC,
-                                                       num_warps=plan["num_warps"], grid=plan["grid"])[plan["grid"]]
-        plan["runner"](*args, BLOCK, ROWS, VEC)
+            plan["runner"] = kernel.warmup(*args, **consts, num_warps=plan["num_warps"],
+                                           grid=plan["grid"])[plan["grid"]]
+        plan["runner"](*args, *consts.values())          # constexprs positional, in signature order
     return out if x.dim() == 2 else out.view(x.shape)
 # --8<-- [end:fused]
 

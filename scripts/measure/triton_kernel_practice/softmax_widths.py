@@ -8,13 +8,17 @@ same bytes. Table "fused16": the same at fp16 for the narrow rows, N = 256 ... 2
 bytes halve and the best rows per program may move (bf16 moves the same bytes). Table "online": softmax_online's chunk, warps and programs per multiprocessor at
 N = 32768 and 65536, beside the fused kernel. Table "ragged": softmax_fused at widths that are
 multiples of 4 but not of 16 (1,000, 3,000, 5,000 at 4,096 rows), with its VEC divisibility hint
-and with VEC = 1 (no hint). Each version is checked against float64, then timed in
+and with VEC = 1 (no hint), both in one padded block (split=False). Table "tail": widths between two powers of two (2,500 ... 24,576 at 4,096 rows),
+where softmax_fused splits the row into a power-of-two head and a masked power-of-two tail
+(softmax_tail_kernel), at each (ROWS, num_warps) of TAIL_CONFIGS, beside the row padded to the next power
+of two in one block ("padded": split=False, fused_launch's setting). softmax.py's TAIL_LAUNCH is chosen from
+these rows. Each version is checked against float64, then timed in
 ROUNDS rounds in turn (best median kept, spread recorded). softmax.py's FUSED_LAUNCH (one
 table for both element sizes) and FUSED_MAX_BLOCK are chosen from these rows; tests/test_triton_kernel_practice.py ties them.
 
     python scripts/measure/triton_kernel_practice/softmax_widths.py [--out data/triton_kernel_practice/softmax_widths.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 38}   # 31 s on the H200 (2026-12-01) before table "fused16"
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 48}   # 31 s on the H200 (2026-12-01) before tables "fused16" and "tail"
 
 import sys
 
@@ -24,6 +28,8 @@ NAME = data.name_of(__file__)
 WIDTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 WIDTHS_16 = (256, 512, 1024, 2048)
 RAGGED = (1000, 3000, 5000)
+TAIL_WIDTHS = (2500, 3000, 5000, 6000, 12288, 20000, 24576)
+TAIL_CONFIGS = [(1, 2), (1, 4), (2, 4), (1, 8), (2, 8), (1, 16)]   # (ROWS, num_warps), 8-128 lanes per thread
 ROW_COUNTS = (4096, 32768)
 MAX_ELEMS = 1 << 28
 ROUNDS = 3
@@ -50,6 +56,14 @@ def fused16_configs(N: int) -> list[tuple[int, int]]:
             if 1024 <= rows * N <= 16384 and 8 <= rows * N // (32 * w) <= 64]
 
 
+def tail_configs(N: int) -> list[tuple[int, int]]:
+    import triton
+
+    head = 1 << (N.bit_length() - 1)
+    lanes = head + triton.next_power_of_2(N - head)     # what softmax_tail_kernel holds for one row
+    return [(r, w) for r, w in TAIL_CONFIGS if 8 <= r * lanes // (32 * w) <= 128]
+
+
 def make_call(task):
     import torch
     sm = measure.snippet("triton_kernel_practice/softmax")
@@ -58,7 +72,11 @@ def make_call(task):
     if kind in ("fused", "fused16"):
         return lambda: sm.softmax_fused(x, ROWS=a, num_warps=b)
     if kind == "ragged":
-        return lambda: sm.softmax_fused(x, VEC=a or None)
+        return lambda: sm.softmax_fused(x, VEC=a or None, split=False)
+    if kind == "tail":
+        return lambda: sm.softmax_fused(x, ROWS=a, num_warps=b)
+    if kind == "padded":
+        return lambda: sm.softmax_fused(x, split=False)
     return lambda: sm.softmax_online(x, BLOCK=a, num_warps=b, programs_per_sm=c)
 
 
@@ -74,7 +92,9 @@ def main(argv=None) -> int:
          [("fused", 64, N, r, w, 0) for N in WIDTHS for r, w in fused_configs(N)]
          + [("fused16", 64, N, r, w, 0) for N in WIDTHS_16 for r, w in fused16_configs(N)]
          + [("online", 64, N, b, w, p) for N in (32768, 65536) for b, w, p in ONLINE]
-         + [("ragged", 64, N, v, 0, 0) for N in RAGGED for v in (1, 0)])
+         + [("ragged", 64, N, v, 0, 0) for N in RAGGED for v in (1, 0)]
+         + [("tail", 64, N, r, w, 0) for N in TAIL_WIDTHS for r, w in tail_configs(N)]
+         + [("padded", 4096, N, 0, 0, 0) for N in TAIL_WIDTHS])
     copy, _ = measure.copy_tbps()
     rows = [{"table": "copy", "impl": "copy", "tbps": copy}]
 
@@ -125,9 +145,20 @@ def main(argv=None) -> int:
         M = 4096
         x = 4 * torch.randn(M, N, device="cuda")
         fns = {"_x": x, "torch": (lambda x=x: torch.softmax(x, dim=-1), {}),
-               "fused VEC1": (lambda x=x: sm.softmax_fused(x, VEC=1), {"VEC": 1}),
-               "fused default": (lambda x=x: sm.softmax_fused(x), {"VEC": sm.vec_width(x)})}
+               "fused VEC1": (lambda x=x: sm.softmax_fused(x, VEC=1, split=False), {"VEC": 1}),
+               "fused default": (lambda x=x: sm.softmax_fused(x, split=False), {"VEC": sm.vec_width(x)})}
         timed("ragged", M, N, fns, {})
+    for N in TAIL_WIDTHS:
+        M = 4096
+        x = 4 * torch.randn(M, N, device="cuda")
+        fns = {"_x": x, "torch": (lambda x=x: torch.softmax(x, dim=-1), {"shown": "yes"}),
+               "padded default": (lambda x=x: sm.softmax_fused(x, split=False), {"shown": "yes"})}
+        head = 1 << (N.bit_length() - 1)
+        for r, w in tail_configs(N):   # "shown": the setting softmax_fused uses (TAIL_LAUNCH), for the page's plot
+            fns[f"tail R{r} w{w}"] = (lambda x=x, r=r, w=w: sm.softmax_fused(x, ROWS=r, num_warps=w),
+                                      {"ROWS": r, "num_warps": w,
+                                       "shown": "yes" if (r, w) == sm.TAIL_LAUNCH[head] else "no"})
+        timed("tail", M, N, fns, {})
     for N in (32768, 65536):
         M = 4096
         x = 4 * torch.randn(M, N, device="cuda")
