@@ -1278,6 +1278,37 @@ def test_decode_producer_runs_end_to_end_on_the_cpu(tmp_path):
     assert cases(quick["rows"]) == cases(r for r in committed["rows"] if r["table"] != "flex")
 
 
+def test_flex_decode_facts_the_page_states_hold_in_the_installed_torch():
+    """#fa-decode explains FlexAttention's slow default with facts about PyTorch (checked on the GPU's torch
+    2.11 by the review); this ties them to the torch the tests run with, so an upgrade that changes them
+    fails here. With one query row, create_block_mask's mask has no full block but a (zero) full-block list;
+    from_kv_blocks without one has none; the decode lowering keys HAS_FULL_BLOCKS on the list being there;
+    the template sizes splits from KV_LEN in that branch; SPLIT_KV defaults to max(1, 2 * (SMs // (B * Hkv)));
+    the default mask block is 128."""
+    import inspect
+    from pathlib import Path
+
+    import torch
+    from torch._inductor.kernel.flex import flex_decoding
+    from torch.nn.attention import flex_attention as fx
+
+    lens = torch.tensor([300, 17, 513, 128])
+    mask = fx.create_block_mask(lambda b, h, q, kv: kv < lens[b], 4, None, 1, 640, device="cpu")
+    assert mask.full_kv_num_blocks is not None and int(mask.full_kv_num_blocks.sum()) == 0
+    assert mask.kv_num_blocks.flatten().tolist() == [3, 1, 5, 1]
+    partial = fx.BlockMask.from_kv_blocks(mask.kv_num_blocks, mask.kv_indices, BLOCK_SIZE=(128, 128))
+    assert partial.full_kv_num_blocks is None
+    assert fx._DEFAULT_SPARSE_BLOCK_SIZE == 128
+    lowering = inspect.getsource(flex_decoding)
+    assert "has_full_blocks = full_kv_num_blocks is not None" in lowering
+    assert "split_k = num_SM // bh * 2" in lowering and "split_k = max(split_k, 1)" in lowering
+    template = (Path(flex_decoding.__file__).parent / "templates" / "flex_decode.py.jinja").read_text()
+    branch = template[template.index("if HAS_FULL_BLOCKS:") :]
+    assert branch.index("TILE_KV_OG = tl.cdiv(KV_LEN, SPLIT_KV)") < branch.index(
+        "TILE_KV_OG = tl.cdiv(kv_num_blocks * SPARSE_KV_BLOCK_SIZE, SPLIT_KV)"
+    )
+
+
 def test_flex_split_pieces_the_page_describes():
     """The page's arithmetic for FlexAttention's decoding template without a full-block list: each sequence's
     blocks are cut into SPLIT_KV pieces of roundup(cdiv(blocks * 128, SPLIT_KV), 64) keys. With the ragged
