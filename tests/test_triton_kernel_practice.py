@@ -136,6 +136,30 @@ def test_softmax_tail_kernel_on_ragged_widths(dtype):
     torch.testing.assert_close(sm.softmax_fused(x), torch.softmax(x.double(), -1).float())
 
 
+def test_softmax_wide_column_offsets():
+    """Row offsets are 64-bit in every softmax kernel. A column's offset, column * column stride, is 32-bit
+    unless wide_offsets() finds that it can pass 2^31 elements (a transposed view of a matrix of 2^31 or
+    more elements); then the wrappers pass WIDE=True. Triton types an integer argument that fits in 32 bits
+    as i32, so without WIDE the product of two such arguments wraps. The WIDE kernels give the same answers
+    (here through the interpreter, at a small size; the softmax producer checks full-size views on the H200)."""
+    from triton.runtime.jit import mangle_type
+
+    assert (mangle_type(2**31 - 1), mangle_type(2**31)) == ("i32", "i64")
+    assert sm.wide_offsets(torch.empty_strided((70000, 31000), (1, 70000), device="meta"))  # 2.17e9 elements
+    assert not sm.wide_offsets(torch.empty((70000, 31000), device="meta"))  # column stride 1
+    assert not sm.wide_offsets(torch.empty_strided((60000, 31000), (1, 60000), device="meta"))  # 1.86e9
+    x = (4 * torch.randn(3000, 7)).t()  # column stride 7
+    ref = torch.softmax(x.double(), -1)
+    for kernel, consts in (
+        (sm.softmax_row_kernel, dict(BLOCK=4096, ROWS=2)),
+        (sm.softmax_tail_kernel, dict(BLOCK=2048, TAIL=1024, ROWS=2)),
+        (sm.softmax_online_kernel, dict(BLOCK=256, STAGES=1, UNROLL=1)),
+    ):
+        out = torch.full((7, 3000), float("nan"))
+        kernel[(4,)](out, x, x.stride(0), x.stride(1), out.stride(0), 7, 3000, **consts, WIDE=True)
+        assert (out.double() - ref).abs().max().item() < 1e-6, kernel.__name__
+
+
 def triton_next_pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 

@@ -240,13 +240,17 @@ def launch_signature(kernel, args: dict, constants: dict) -> tuple[dict, dict, d
     them: the first drops both hints (and a pointer's alignment), the second the divisibility one.
     Leaving pointers unmarked changes the code: without their alignment the compiler cannot use 16-byte
     copies, so a pointer-based loop gets neither vector loads nor cp.async."""
+    import inspect
+
     from triton.backends.compiler import BaseBackend
     from triton.runtime.jit import native_specialize_impl
 
     signature, consts, attrs = {}, dict(constants), {}
     dns, dnsa = _unspecialized(kernel)
-    for i, name in enumerate(kernel.arg_names):
-        if name in constants:
+    for i, (name, param) in enumerate(zip(kernel.arg_names, kernel.params)):
+        if name not in constants and param.is_constexpr and param.default is not inspect.Parameter.empty:
+            consts[name] = param.default  # a constexpr left at its default, as a launch would
+        if name in consts:
             signature[name] = "constexpr"
             continue
         if name not in args:

@@ -45,7 +45,8 @@ def softmax_row_kernel(out_ptr, in_ptr,
                        n_rows, n_cols,
                        BLOCK: tl.constexpr,              # next power of two >= n_cols: a whole row
                        ROWS: tl.constexpr,               # rows per program: > 1 only for short rows
-                       VEC: tl.constexpr = 1):           # n_cols and the row strides are multiples of VEC
+                       VEC: tl.constexpr = 1,            # n_cols and the row strides are multiples of VEC
+                       WIDE: tl.constexpr = False):      # column * column stride may pass 2^31: 64-bit offsets
     if VEC > 1:
         # The launch tells the compiler which integers are multiples of 16, nothing finer: with 3,000
         # columns it can prove neither that every row starts on a 16-byte boundary nor that the mask
@@ -59,8 +60,9 @@ def softmax_row_kernel(out_ptr, in_ptr,
     col_ok = cols[None, :] < n_cols
     # rows past the end re-read the last row (never stored): no masked-out row turns into NaN
     src = tl.minimum(rows, n_rows - 1).to(tl.int64)      # 64-bit: row * stride may pass 2^31
+    col_off = cols.to(tl.int64) * in_col_stride if WIDE else cols * in_col_stride
     # the padding lanes read -inf: exp(-inf) = 0 adds nothing to the sum
-    x = tl.load(in_ptr + src[:, None] * in_row_stride + cols[None, :] * in_col_stride,
+    x = tl.load(in_ptr + src[:, None] * in_row_stride + col_off[None, :],
                 mask=col_ok, other=-float("inf")).to(tl.float32)
     z = x - tl.max(x, axis=1)[:, None]
     num = tl.exp(z)
@@ -73,7 +75,7 @@ def softmax_row_kernel(out_ptr, in_ptr,
 def softmax_tail_kernel(out_ptr, in_ptr, in_row_stride, in_col_stride, out_row_stride, n_rows, n_cols,
                         BLOCK: tl.constexpr,             # largest power of two <= n_cols: always in the row
                         TAIL: tl.constexpr,              # power of two >= n_cols - BLOCK: the rest, masked
-                        ROWS: tl.constexpr, VEC: tl.constexpr = 1):
+                        ROWS: tl.constexpr, VEC: tl.constexpr = 1, WIDE: tl.constexpr = False):
     # A ragged row as two power-of-two pieces: 20,000 columns take 16,384 + 4,096 lanes, not 32,768.
     if VEC > 1:                                          # as in softmax_row_kernel
         n_cols = n_cols // VEC * VEC
@@ -84,8 +86,10 @@ def softmax_tail_kernel(out_ptr, in_ptr, in_row_stride, in_col_stride, out_row_s
     dst = out_ptr + rows.to(tl.int64)[:, None] * out_row_stride
     head = tl.arange(0, BLOCK)[None, :]
     tail = BLOCK + tl.arange(0, TAIL)[None, :]
-    x = tl.load(src + head * in_col_stride).to(tl.float32)                  # no mask: BLOCK <= n_cols
-    xt = tl.load(src + tail * in_col_stride, mask=tail < n_cols, other=-float("inf")).to(tl.float32)
+    head_off = head.to(tl.int64) * in_col_stride if WIDE else head * in_col_stride     # as in softmax_row_kernel
+    tail_off = tail.to(tl.int64) * in_col_stride if WIDE else tail * in_col_stride
+    x = tl.load(src + head_off).to(tl.float32)                             # no mask: BLOCK <= n_cols
+    xt = tl.load(src + tail_off, mask=tail < n_cols, other=-float("inf")).to(tl.float32)
     m = tl.maximum(tl.max(x, axis=1), tl.max(xt, axis=1))[:, None]
     num, num_t = tl.exp(x - m), tl.exp(xt - m)
     inv = 1.0 / (tl.sum(num, axis=1) + tl.sum(num_t, axis=1))[:, None]
@@ -104,7 +108,7 @@ FUSED_LAUNCH = {256: (4, 1), 512: (2, 1), 1024: (1, 2), 2048: (2, 4), 4096: (1, 
 
 # Ragged widths between two powers of two: (ROWS, num_warps) by the head BLOCK, from table "tail" of the
 # same sweep (the fastest setting at each swept width, within noise; a test ties them).
-TAIL_LAUNCH = {2048: (2, 4), 4096: (1, 4), 8192: (1, 8), 16384: (1, 16)}
+TAIL_LAUNCH = {2048: (1, 2), 4096: (1, 4), 8192: (1, 8), 16384: (1, 16)}
 
 
 def tail_split(n_cols: int) -> tuple[int, int]:
@@ -118,10 +122,10 @@ def tail_split(n_cols: int) -> tuple[int, int]:
     return triton.next_power_of_2(n_cols), 0
 
 
-def fused_launch(block: int, n_rows: int | None = None, n_sms: int = 132) -> tuple[int, int]:
-    """(ROWS, num_warps) for one row width; fewer rows per program when that would leave
-    multiprocessors idle (fewer than two programs per multiprocessor)."""
-    rows, warps = FUSED_LAUNCH[max(256, min(block, 65536))]
+def fused_launch(block: int, n_rows: int | None = None, n_sms: int = 132, tail: bool = False) -> tuple[int, int]:
+    """(ROWS, num_warps) for one row width (tail: for a split row with this head, from TAIL_LAUNCH); fewer
+    rows per program when that would leave multiprocessors idle (fewer than two programs per multiprocessor)."""
+    rows, warps = TAIL_LAUNCH[block] if tail else FUSED_LAUNCH[max(256, min(block, 65536))]
     if block < 256:                         # tiny rows: keep about 4096 values per program
         rows = min(64, 4096 // block)
     while n_rows is not None and rows > 1 and triton.cdiv(n_rows, rows) < 2 * n_sms:
@@ -139,6 +143,12 @@ def _num_sms(device) -> int:
     if device.index not in _SMS:
         _SMS[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
     return _SMS[device.index]
+
+
+def wide_offsets(x2: torch.Tensor) -> bool:
+    """Whether a column's offset, column * column stride, can pass 2^31 elements (a transposed view of a
+    matrix of 2^31 elements or more): then the kernels compute it in 64 bits. Row offsets always are."""
+    return (x2.shape[1] - 1) * abs(x2.stride(1)) >= 2**31
 
 
 def vec_width(x2: torch.Tensor) -> int:
@@ -162,23 +172,20 @@ def softmax_fused(x: torch.Tensor, ROWS=None, num_warps=None, VEC=None, split=Tr
         x2 = _check(x)
         M, N = x2.shape
         BLOCK, TAIL = tail_split(N) if split else (triton.next_power_of_2(N), 0)
-        rows, warps = fused_launch(BLOCK, M, _num_sms(x.device))
-        if TAIL:
-            rows, warps = TAIL_LAUNCH[BLOCK]
-            while rows > 1 and triton.cdiv(M, rows) < 2 * _num_sms(x.device):
-                rows //= 2
+        rows, warps = fused_launch(BLOCK, M, _num_sms(x.device), tail=TAIL > 0)
         vec = vec_width(x2)
         if VEC is not None and (VEC not in (1, 2, 4, 8) or vec % VEC):
             raise ValueError(f"softmax_fused: VEC={VEC} must be 1, 2, 4 or 8 and divide the row length and the "
                              f"row stride ({N} and {x2.stride(0)}; the largest that does here is {vec})")
         plan = _PLANS[key] = dict(M=M, N=N, BLOCK=BLOCK, TAIL=TAIL, ROWS=ROWS or rows, num_warps=num_warps or warps,
-                                  VEC=VEC or vec, grid=(triton.cdiv(M, ROWS or rows), 1, 1), runner=None)
-    M, N, BLOCK, TAIL, ROWS, VEC = (plan[k] for k in ("M", "N", "BLOCK", "TAIL", "ROWS", "VEC"))
+                                  VEC=VEC or vec, WIDE=wide_offsets(x2), grid=(triton.cdiv(M, ROWS or rows), 1, 1),
+                                  runner=None)
+    M, N, BLOCK, TAIL, ROWS, VEC, WIDE = (plan[k] for k in ("M", "N", "BLOCK", "TAIL", "ROWS", "VEC", "WIDE"))
     x2 = x if x.dim() == 2 else x.reshape(-1, N)
     out = torch.empty((M, N), device=x.device, dtype=x.dtype)
     args = (out, x2, x2.stride(0), x2.stride(1), N, M, N)
-    kernel, consts = ((softmax_tail_kernel, dict(BLOCK=BLOCK, TAIL=TAIL, ROWS=ROWS, VEC=VEC)) if TAIL
-                      else (softmax_row_kernel, dict(BLOCK=BLOCK, ROWS=ROWS, VEC=VEC)))
+    kernel, consts = ((softmax_tail_kernel, dict(BLOCK=BLOCK, TAIL=TAIL, ROWS=ROWS, VEC=VEC, WIDE=WIDE)) if TAIL
+                      else (softmax_row_kernel, dict(BLOCK=BLOCK, ROWS=ROWS, VEC=VEC, WIDE=WIDE)))
     if INTERPRET:
         kernel[plan["grid"]](*args, **consts, num_warps=plan["num_warps"])
     else:
@@ -216,8 +223,11 @@ def softmax_online_kernel(out_ptr, in_ptr, in_row_stride, in_col_stride, out_row
                           n_rows, n_cols,
                           BLOCK: tl.constexpr,       # columns per chunk: the row is streamed chunk by chunk
                           STAGES: tl.constexpr,      # loads kept in flight by the software pipeline
-                          UNROLL: tl.constexpr):     # copies of the loop body per iteration
+                          UNROLL: tl.constexpr,      # copies of the loop body per iteration
+                          WIDE: tl.constexpr = False):   # 64-bit column offsets, as in softmax_row_kernel
     cols = tl.arange(0, BLOCK)
+    if WIDE:
+        cols = cols.to(tl.int64)
     # persistent: a fixed number of programs (a few per multiprocessor) strides over the rows
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         in_row = in_ptr + tl.cast(row, tl.int64) * in_row_stride
@@ -253,7 +263,7 @@ def softmax_online(x: torch.Tensor, BLOCK=8192, num_warps=16, STAGES=3, UNROLL=1
     else:
         grid = (min(M, programs_per_sm * _num_sms(x.device)),)
     softmax_online_kernel[grid](out, x2, x2.stride(0), x2.stride(1), out.stride(0), M, N,
-                                BLOCK=BLOCK, STAGES=STAGES, UNROLL=UNROLL, num_warps=num_warps)
+                                BLOCK=BLOCK, STAGES=STAGES, UNROLL=UNROLL, WIDE=wide_offsets(x2), num_warps=num_warps)
     return out if x.dim() == 2 else out.view(x.shape)
 
 

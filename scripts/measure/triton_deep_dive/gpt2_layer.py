@@ -17,7 +17,7 @@ layer: the attention forward's kernels, the attention backward's, and everything
 LayerNorm, the loss, AdamW, copies), summed per step. Kernels are assigned by name (ATTN_FWD, ATTN_BWD);
 "other" must agree between the two layers within OTHER_TOL, or the assignment missed a kernel.
 32 sequences, not 8: at 8 a step takes 2-3 ms, short enough for host-side launches to weigh on it; two runs of the same
-code at e301acf gave 0.88x and 0.75x SDPA (this dataset's history); at 32 the GPU work per step is
+code at e301acf gave 0.88x and 0.75x SDPA (in the git history of data/triton_deep_dive/gpt2_layer.json); at 32 the GPU work per step is
 four times larger, while the host launches the same kernels.
 Even at 32 the eager step can wait on the host: the page's attention() builds its TMA descriptors (4 in the forward, 7 in the backward at this shape) and
 launches four kernels from Python per step, where SDPA's launches are C++. Column "host_ms": the

@@ -7,6 +7,7 @@ dispatcher the page recommends) beside torch.softmax and a copy of the same byte
 softmax() at 1,024 ... 65,536 rows. Table "dtype": fp16 and bf16 inputs. Bandwidth counts the fewest
 bytes any softmax moves: one read and one write of the matrix. Each version is checked against
 float64 first, then timed in ROUNDS rounds in turn, keeping its best median and the spread.
+Table "wide": transposed fp16 views of more than 2^31 elements through each kernel, checked (not timed).
 Targets (issue 12): softmax() >= 1.0x torch.softmax everywhere; >= 0.85x the copy bandwidth of this
 run for 2048 <= N <= 32768 at 4,096 rows; >= 0.64x copy at N = 65536.
 
@@ -24,6 +25,10 @@ WIDTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 1000, 3000, 500
 ROWS = ((1024, 256), (16384, 256), (65536, 256), (1024, 1024), (16384, 1024), (65536, 1024),
         (1024, 4096), (16384, 4096), (65536, 4096), (32768, 512), (16384, 16384))
 DTYPE_N = (256, 1024, 4096, 32768)
+# Table "wide": transposed fp16 views of more than 2^31 elements, one through each kernel (the padded row,
+# the split row, the streamed row), checked against torch before anything is timed: the 64-bit column
+# offsets that wide_offsets() turns on. Not timed.
+WIDE = (("fused", 70000, 31000), ("tail", 110000, 20000), ("online", 33000, 66000))
 ROUNDS = 3
 TARGET_TORCH, TARGET_COPY, TARGET_COPY_65536 = 1.0, 0.85, 0.64
 
@@ -78,6 +83,23 @@ def main(argv=None) -> int:
         del x, y, ref
 
     torch_sm = lambda x: torch.softmax(x, dim=-1)  # noqa: E731
+    for impl, m, n in WIDE:
+        # a transposed fp16 view of more than 2^31 elements: column j of a row lies j * m elements from column 0
+        x = torch.randn(n, m, device="cuda", dtype=torch.float16).t()
+        if not sm.wide_offsets(x):
+            sys.exit(f"{NAME}: the {m} x {n} transposed view should need 64-bit column offsets")
+        fn = sm.softmax_online if impl == "online" else sm.softmax_fused
+        got = fn(x)
+        err = (got.float() - torch.softmax(x.float(), dim=-1)).abs().max().item()
+        del got
+        if not err < 1e-2:
+            sys.exit(f"{NAME}: {impl} on the {m} x {n} transposed fp16 view: max abs error {err:.2e}")
+        rows.append({"table": "wide", "impl": impl, "M": m, "N": n, "dtype": "fp16", "elements": m * n,
+                     "kernel": {"fused": "softmax_row_kernel", "tail": "softmax_tail_kernel"}.get(impl, "softmax_online_kernel"),
+                     "max_err": err})
+        print(f"wide  fp16 {m} x {n} transposed ({m * n / 1e9:.2f}e9 elements): {impl} max abs error {err:.1e}", flush=True)
+        del x
+        torch.cuda.empty_cache()
     for n in WIDTHS:
         impls = {"torch": torch_sm}
         if n <= 16384:
@@ -97,6 +119,8 @@ def main(argv=None) -> int:
         "met_torch": {"unit": "bool", "noise": 0, "of": "ratio_torch", "target": TARGET_TORCH},
         "met_copy": {"unit": "bool", "noise": 0, "of": "frac_copy", "target": TARGET_COPY},
         "us": {"unit": "µs", "noise": 0.1, "fmt": ".1f", "check": False},
+        "max_err": {"unit": "abs", "noise": 1.0, "fmt": ".1e", "check": False},
+        "elements": {"unit": "elements", "noise": 0, "fmt": ",d", "check": False},
     }
     ds = data.new(NAME, metrics, rows, params={"copy_target": {"fmt": ".2f"}})
     return data.save(ds, args.out, quick=args.quick)

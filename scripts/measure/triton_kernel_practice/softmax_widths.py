@@ -57,10 +57,10 @@ def fused16_configs(N: int) -> list[tuple[int, int]]:
 
 
 def tail_configs(N: int) -> list[tuple[int, int]]:
-    import triton
-
-    head = 1 << (N.bit_length() - 1)
-    lanes = head + triton.next_power_of_2(N - head)     # what softmax_tail_kernel holds for one row
+    head, tail = measure.snippet("triton_kernel_practice/softmax").tail_split(N)
+    if not tail:
+        sys.exit(f"{NAME}: tail_split keeps N={N} in one padded block: not a tail width")
+    lanes = head + tail                                  # what softmax_tail_kernel holds for one row
     return [(r, w) for r, w in TAIL_CONFIGS if 8 <= r * lanes // (32 * w) <= 128]
 
 
@@ -153,11 +153,10 @@ def main(argv=None) -> int:
         x = 4 * torch.randn(M, N, device="cuda")
         fns = {"_x": x, "torch": (lambda x=x: torch.softmax(x, dim=-1), {"shown": "yes"}),
                "padded default": (lambda x=x: sm.softmax_fused(x, split=False), {"shown": "yes"})}
-        head = 1 << (N.bit_length() - 1)
-        for r, w in tail_configs(N):   # "shown": the setting softmax_fused uses (TAIL_LAUNCH), for the page's plot
+        used = sm.fused_launch(sm.tail_split(N)[0], M, tail=True)   # the setting softmax_fused uses at M rows
+        for r, w in tail_configs(N):   # "shown": that setting, for the page's plot
             fns[f"tail R{r} w{w}"] = (lambda x=x, r=r, w=w: sm.softmax_fused(x, ROWS=r, num_warps=w),
-                                      {"ROWS": r, "num_warps": w,
-                                       "shown": "yes" if (r, w) == sm.TAIL_LAUNCH[head] else "no"})
+                                      {"ROWS": r, "num_warps": w, "shown": "yes" if (r, w) == used else "no"})
         timed("tail", M, N, fns, {})
     for N in (32768, 65536):
         M = 4096
