@@ -30,7 +30,7 @@ args = (out, x, x.stride(0), x.stride(1), out.stride(0), M, N)
 # wrapper cannot.
 compiled = softmax_row_kernel.warmup(*args, BLOCK=BLOCK, ROWS=ROWS, num_warps=num_warps, grid=grid)
 launch = compiled[grid]          # arguments positional, in signature order, constexprs included
-launch(*args, BLOCK, ROWS, 1)    # the last is VEC, at its default of 1: 1,024 columns need no hint
+launch(*args, BLOCK, ROWS, 1, False)  # then VEC and WIDE at their defaults: 1,024 columns need no hint
 torch.testing.assert_close(out, torch.softmax(x, dim=-1))
 
 
@@ -46,5 +46,5 @@ def cpu_us_per_call(fn, calls=300):
 
 
 jit = cpu_us_per_call(lambda: softmax_row_kernel[grid](*args, BLOCK=BLOCK, ROWS=ROWS, num_warps=num_warps))
-handle = cpu_us_per_call(lambda: launch(*args, BLOCK, ROWS, 1))
+handle = cpu_us_per_call(lambda: launch(*args, BLOCK, ROWS, 1, False))
 print(f"CPU time per launch: through the JIT {jit:.1f} us, through the handle {handle:.1f} us")
