@@ -436,13 +436,13 @@ def test_launch_signature_specializes_like_the_launcher():
     """sitekit.measure.launch_signature, which the resources datasets compile with: a multiple of 16 is
     marked divisible, 1 becomes a constant, other ints stay plain, pointers are taken as aligned, the
     kernel's do_not_specialize / do_not_specialize_on_alignment lists drop those hints as the launcher
-    does, and a missing or unsupported argument is refused by name."""
+    does, a constexpr left out takes its default, and a missing or unsupported argument is refused by name."""
     import triton
     import triton.language as tl
     from sitekit import measure
 
     @triton.jit(do_not_specialize=["n_dns", "one_dns"], do_not_specialize_on_alignment=["n_dnsa"])
-    def probe(X, n16, one, seven, s, n_dns, one_dns, n_dnsa, BLOCK: tl.constexpr):
+    def probe(X, n16, one, seven, s, n_dns, one_dns, n_dnsa, BLOCK: tl.constexpr, FLAG: tl.constexpr = False):
         pass
 
     args = dict(X="*fp16", n16=4096, one=1, seven=7, s=0.5, n_dns=4096, one_dns=1, n_dnsa=4096)
@@ -457,8 +457,9 @@ def test_launch_signature_specializes_like_the_launcher():
         "one_dns": "i32",
         "n_dnsa": "i32",
         "BLOCK": "constexpr",
+        "FLAG": "constexpr",
     }
-    assert const == {"BLOCK": 64, "one": 1}
+    assert const == {"BLOCK": 64, "one": 1, "FLAG": False}  # a constexpr not given keeps its default
     assert attrs == {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}
     with pytest.raises(KeyError, match="seven"):
         measure.launch_signature(probe, {k: v for k, v in args.items() if k != "seven"}, {"BLOCK": 64})
@@ -1002,16 +1003,17 @@ def test_gluon_backward_passes_eleven_descriptor_arguments():
 
 
 def test_gpt2_backward_host_time_is_the_handoff_plus_backward_gluon():
-    """The page says the backward row's host time is the autograd hand-off (a no-work Python Function on the
-    same views) plus backward_gluon's own: the two must add up to the row within 25 % on the data."""
+    """The page says the autograd hand-off (a no-work Python Function on the same views) and backward_gluon's
+    own host time come to between three fifths and all of the backward row (the 1.1 bound leaves room for
+    host timing noise: one run measured the sum at 1.003 of the row)."""
     import json
 
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "gpt2_layer.json").read_text())
     part = {r["piece"]: r["host_us"] for r in ds["rows"] if r.get("table") == "host_split" and r["impl"] == "triton"}
     total = part["handoff"] + part["backward_gluon"]
-    assert abs(total / part["backward"] - 1) <= 0.25, part
+    assert 0.6 <= total / part["backward"] <= 1.1, part
     page = (ROOT / "docs" / "en" / "triton-deep-dive.md").read_text()
-    assert "add up to the row within 25 %" in page
+    assert "between three fifths and all of the backward row" in page
 
 
 def test_cavity_picture_is_rendered_from_its_data():

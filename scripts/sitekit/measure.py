@@ -247,9 +247,11 @@ def launch_signature(kernel, args: dict, constants: dict) -> tuple[dict, dict, d
 
     signature, consts, attrs = {}, dict(constants), {}
     dns, dnsa = _unspecialized(kernel)
-    for i, (name, param) in enumerate(zip(kernel.arg_names, kernel.params)):
-        if name not in constants and param.is_constexpr and param.default is not inspect.Parameter.empty:
-            consts[name] = param.default  # a constexpr left at its default, as a launch would
+    params = inspect.signature(getattr(kernel, "fn", kernel)).parameters
+    for i, name in enumerate(kernel.arg_names):
+        p = params[name]
+        if name not in consts and "constexpr" in str(p.annotation) and p.default is not inspect.Parameter.empty:
+            consts[name] = p.default  # a constexpr left at its default, as a launch would leave it
         if name in consts:
             signature[name] = "constexpr"
             continue
