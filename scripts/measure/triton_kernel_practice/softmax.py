@@ -55,10 +55,11 @@ def main(argv=None) -> int:
         ref = torch.softmax(x.double(), dim=-1)
         tol = 1e-5 if dtype == torch.float32 else 1e-2
         fns = {}
+        top = ref.max().item()
         for impl, fn in impls.items():
             err = (fn(x).double() - ref).abs().max().item()
-            if not err < tol:
-                sys.exit(f"{NAME}: {impl} M={m} N={n} {dtype}: max abs error {err:.2e}")
+            if not (err < tol and err <= 0.01 * top):   # absolute, and 1 % of the largest output
+                sys.exit(f"{NAME}: {impl} M={m} N={n} {dtype}: max abs error {err:.2e} (largest output {top:.2e})")
             fns[impl] = lambda fn=fn: fn(x)
         y = torch.empty_like(x)
         each = measure.bench_each_round({"copy_same": lambda: y.copy_(x), **fns}, rounds=ROUNDS, warmup=5, rep=25)
@@ -90,10 +91,12 @@ def main(argv=None) -> int:
             sys.exit(f"{NAME}: the {m} x {n} transposed view should need 64-bit column offsets")
         fn = sm.softmax_online if impl == "online" else sm.softmax_fused
         got = fn(x)
-        err = (got.float() - torch.softmax(x.float(), dim=-1)).abs().max().item()
-        del got
-        if not err < 1e-2:
-            sys.exit(f"{NAME}: {impl} on the {m} x {n} transposed fp16 view: max abs error {err:.2e}")
+        ref = torch.softmax(x.float(), dim=-1)
+        err, top = (got.float() - ref).abs().max().item(), ref.max().item()
+        del got, ref
+        if not err <= 0.01 * top:   # a kernel that read wrong columns is off by about the outputs' size
+            sys.exit(f"{NAME}: {impl} on the {m} x {n} transposed fp16 view: max abs error {err:.2e} "
+                     f"(largest output {top:.2e})")
         rows.append({"table": "wide", "impl": impl, "M": m, "N": n, "dtype": "fp16", "elements": m * n,
                      "kernel": {"fused": "softmax_row_kernel", "tail": "softmax_tail_kernel"}.get(impl, "softmax_online_kernel"),
                      "max_err": err})
