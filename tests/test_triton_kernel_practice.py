@@ -160,6 +160,33 @@ def test_softmax_wide_column_offsets():
         assert (out.double() - ref).abs().max().item() < 1e-6, kernel.__name__
 
 
+def test_precompiled_softmax_handles_pass_every_argument():
+    """compiled[grid](...) takes every argument positionally, constexprs included, and no default applies.
+    The launch_handle.py snippet (GPU only) and the softmax_launch producer call softmax_row_kernel that way:
+    each call must pass as many arguments as the kernel has parameters. Adding WIDE once broke both, and
+    only a GPU run noticed; this catches it on the CPU."""
+    import ast
+
+    n_params = len(inspect.signature(getattr(sm.softmax_row_kernel, "fn", sm.softmax_row_kernel)).parameters)
+    tree = ast.parse((SNIPPETS / "launch_handle.py").read_text())
+    tuples = [
+        a.value for a in ast.walk(tree) if isinstance(a, ast.Assign) and getattr(a.targets[0], "id", "") == "args"
+    ]
+    assert len(tuples) == 1 and isinstance(tuples[0], ast.Tuple)
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "launch"]
+    assert calls
+    for c in calls:
+        assert isinstance(c.args[0], ast.Starred), ast.unparse(c)
+        assert len(tuples[0].elts) + len(c.args) - 1 == n_params, ast.unparse(c)
+    producer = ROOT / "scripts" / "measure" / "triton_kernel_practice" / "softmax_launch.py"
+    calls = [
+        c
+        for c in ast.walk(ast.parse(producer.read_text()))
+        if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "handle"
+    ]
+    assert calls and all(len(c.args) == n_params for c in calls), [ast.unparse(c) for c in calls]
+
+
 def triton_next_pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
