@@ -628,11 +628,13 @@ def test_compiled_launch_paths_pass_arguments_in_signature_order(monkeypatch):
     monkeypatch.setattr(sm, "INTERPRET", False)
     monkeypatch.setattr(sm, "_check", lambda x: x if x.dim() == 2 else x.reshape(-1, x.shape[-1]))
     monkeypatch.setattr(sm, "softmax_row_kernel", _Warmable(sm.softmax_row_kernel))
+    monkeypatch.setattr(sm, "softmax_tail_kernel", _Warmable(sm.softmax_tail_kernel))
     monkeypatch.setattr(sm, "_PLANS", {})
-    for M, N in ((5, 1), (37, 300), (4, 1025)):
+    for M, N in ((5, 1), (37, 300), (4, 1025), (3, 3000), (2, 2049)):  # the last two: head + tail
         for _ in range(2):
             sm.check(sm.softmax_fused, M, N)
     sm.check(sm.softmax_fused, 17, 300, transpose=True)
+    sm.check(sm.softmax_fused, 3, 3000, transpose=True)
 
 
 def test_large_tile_kernel_is_slowest_on_every_inference_cell_up_to_m64():
