@@ -138,9 +138,9 @@ def test_softmax_tail_kernel_on_ragged_widths(dtype):
 
 def test_softmax_wide_column_offsets():
     """Row offsets are 64-bit in every softmax kernel. A column's offset, column * column stride, is 32-bit
-    unless wide_offsets() finds that it can pass 2^31 elements (a transposed view of a matrix of 2^31 or
-    more elements); then the wrappers pass WIDE=True. Triton types an integer argument that fits in 32 bits
-    as i32, so without WIDE the product of two such arguments wraps. The WIDE kernels give the same answers
+    unless wide_offsets() finds that it can pass 2^31 elements (for example a transposed view of a matrix of
+    more than 2^31 elements); then the wrappers pass WIDE=True. Triton types an integer argument in the signed
+    32-bit range as i32, so without WIDE the product of two such arguments wraps. The WIDE kernels give the same answers
     (here through the interpreter, at a small size; the softmax producer checks full-size views on the H200)."""
     from triton.runtime.jit import mangle_type
 
