@@ -983,6 +983,75 @@ def test_gluon_backward_grads_are_laid_out_like_their_inputs():
     assert out.stdout.strip() == "ok 5", out.stdout
 
 
+def test_packed_attention_refuses_bad_inputs_and_is_attention_off_hopper():
+    """attention_qkvpacked takes (B, N, 3, H, D) and says so; off Hopper (here: the interpreter) it is
+    attention() on the three head views: the same output, and the same gradient of the packed tensor."""
+
+    code = (
+        "import torch, attention, attention_bwd_gluon as bg\n"
+        "for bad in (torch.randn(1, 16, 3, 64), torch.randn(1, 16, 2, 2, 64), 'qkv'):\n"
+        "    try:\n"
+        "        bg.attention_qkvpacked(bad)\n"
+        "    except ValueError as e:\n"
+        "        print('ValueError', e)\n"
+        "torch.manual_seed(0)\n"
+        "qkv = torch.randn(2, 19, 3, 2, 64, dtype=torch.float16, requires_grad=True)\n"
+        "a = bg.attention_qkvpacked(qkv, causal=True)\n"
+        "(ga,) = torch.autograd.grad(a, qkv, torch.ones_like(a))\n"
+        "b = attention.attention(*(t.transpose(1, 2) for t in qkv.unbind(2)), causal=True)\n"
+        "(gb,) = torch.autograd.grad(b, qkv, torch.ones_like(b))\n"
+        "print('same', torch.equal(a, b) and torch.equal(ga, gb))\n"
+    )
+    out = _interpreted(code)
+    *refusals, same = out.stdout.strip().split("\n")
+    assert len(refusals) == 3 and all("must be a 5-D tensor (B, N, 3, H, D)" in r for r in refusals), refusals
+    assert "(1, 16, 3, 64)" in refusals[0] and "(1, 16, 2, 2, 64)" in refusals[1] and "str" in refusals[2], refusals
+    assert same == "same True", same
+
+
+def test_packed_backward_writes_the_projection_gradient_in_place():
+    """GluonPackedAttention's plumbing, with the two Gluon calls replaced by attention.py's interpreted
+    forward and backward: backward_gluon gets dQ, dK, dV as the three head views of one (B, N, 3, H, D)
+    tensor, laid out like q, k, v (the plan's strides), and that very tensor comes back as qkv's gradient,
+    equal to the gradient through unbind; a misaligned qkv is copied once, aligned, before the kernels."""
+
+    code = (
+        "import torch, attention as fa, attention_gluon as fg, attention_bwd_gluon as bg\n"
+        "seen = {}\n"
+        "def fwd(q, k, v, causal, scale):\n"
+        "    return fa._forward(q, k, v, causal, scale)\n"
+        "def bwd(q, k, v, o, lse, do, causal, scale, grads=None):\n"
+        "    dq, dk, dv = grads\n"
+        "    base = dq._base\n"
+        "    assert base is not None and dk._base is base and dv._base is base and base.dim() == 5\n"
+        "    assert all(g.shape == t.shape and g.stride() == t.stride() for g, t in zip(grads, (q, k, v)))\n"
+        "    seen['dqkv'] = base\n"
+        "    seen['aligned'] = all(t.data_ptr() % 16 == 0 for t in (q, k, v))\n"
+        "    for g, r in zip(grads, fa._backward(q, k, v, o, lse, do, causal, scale)):\n"
+        "        g.copy_(r)\n"
+        "    return grads\n"
+        "fg.uses_gluon = lambda q, k, v: True\n"
+        "fg.forward_gluon = fwd\n"
+        "bg.backward_gluon = bwd\n"
+        "torch.manual_seed(0)\n"
+        "qkv = torch.randn(2, 21, 3, 2, 64, dtype=torch.float16, requires_grad=True)\n"
+        "do = torch.randn(2, 2, 21, 64, dtype=torch.float16)\n"
+        "a = bg.attention_qkvpacked(qkv, causal=True)\n"
+        "(ga,) = torch.autograd.grad(a, qkv, do)\n"
+        "b = fa.attention(*(t.transpose(1, 2) for t in qkv.unbind(2)), causal=True)\n"
+        "(gb,) = torch.autograd.grad(b, qkv, do)\n"
+        "print('in place', ga is seen['dqkv'] or ga.data_ptr() == seen['dqkv'].data_ptr())\n"
+        "print('same', torch.equal(a, b) and torch.equal(ga, gb))\n"
+        "big = torch.randn(2 * 21 * 3 * 2 * 64 + 1, dtype=torch.float16)\n"
+        "odd = big[1:].view(2, 21, 3, 2, 64).requires_grad_()          # 2 bytes past an aligned start\n"
+        "o = bg.attention_qkvpacked(odd, causal=False)\n"
+        "(g,) = torch.autograd.grad(o, odd, do)\n"
+        "print('misaligned', seen['aligned'], g.shape == odd.shape)\n"
+    )
+    out = _interpreted(code)
+    assert out.stdout.strip().split("\n") == ["in place True", "same True", "misaligned True True"], out.stdout
+
+
 def test_gluon_backward_passes_eleven_descriptor_arguments():
     """The page says backward_gluon builds 7 descriptors "instead of 11" at the GPT-2 shape: its two Gluon
     launches take 5 (dQ) and 6 (dK/dV) descriptor arguments, each through desc(), which shares one object

@@ -311,22 +311,24 @@ def bwd_settings(D: int, causal: bool, N: int) -> dict:
     return {**cfg, **SHORT_CONFIGS[key]} if N <= SHORT_N else cfg
 
 
-def backward_gluon(q, k, v, o, lse, do, causal, scale, **overrides):
+def backward_gluon(q, k, v, o, lse, do, causal, scale, grads=None, **overrides):
     """dQ, dK, dV: attention.py's preprocess (Delta), then the two warp-specialized kernels above.
     q, k, v, o, do must already be what TMA can read (fa._tma_ready); lse is the forward's, log2 domain.
     Settings: bwd_settings(D, causal, N); overrides replace the dK/dV kernel's, and DQ=dict(...) the dQ
     kernel's (GLUON=True or False picks the kernel). The three launches are planned once per input layout
-    (attention_gluon.Launch)."""
+    (attention_gluon.Launch). grads: (dq, dk, dv) to write into, each shaped and TMA-ready like q, k, v
+    (the packed entry point below passes views of one gradient tensor); else they are allocated here."""
     B, HQ, N, D = q.shape
     HKV = k.shape[1]
-    key = ("bwd", fg._layout_key(q, k, v, o, do), bool(causal), repr(overrides))
+    out = () if grads is None else tuple(grads)       # their strides are part of the plan too
+    key = ("bwd", fg._layout_key(q, k, v, o, do, *out), bool(causal), repr(overrides))
     launches = fg._LAUNCHES.get(key)
     if launches is None:
         launches = fg._LAUNCHES[key] = _bwd_launches(q, k, causal, dict(overrides))
     pre, dq_launch, dkdv = launches
     triton.set_allocator(fa._alloc)
     delta = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
-    dq, dk, dv = _empty_grads(q, k, v)
+    dq, dk, dv = out or _empty_grads(q, k, v)
     pre(o, do, delta, *o.stride()[:3], *do.stride()[:3], HQ, N)
     descs = {}
 
@@ -420,6 +422,55 @@ def attention(q, k, v, causal=False, scale=None):
 # --8<-- [end:wrapper]
 
 
+# --8<-- [start:packed]
+# A layer that splits its QKV projection into q, k, v views (view, unbind, transpose) gets three separate
+# gradients from attention's backward; autograd's backward of unbind then stacks them into the projection's
+# gradient: a copy of all three, 3 * B * N * H * D elements read and written again, every step. Taking the
+# projection itself, the backward can write dQ, dK and dV straight into one tensor shaped like it, through
+# the same strided descriptors it reads q, k and v with; that tensor is the projection's gradient as it stands.
+def _heads(qkv):
+    """(B, N, 3, H, D) -> the (B, H, N, D) views of q, k and v, no copy."""
+    return [t.transpose(1, 2) for t in qkv.unbind(2)]
+
+
+class GluonPackedAttention(torch.autograd.Function):
+    """GluonAttention on one packed (B, N, 3, H, D) tensor: the same kernels, one gradient for all three."""
+
+    @staticmethod
+    def forward(ctx, qkv, causal, scale):
+        if not all(fa._tma_ready(t) is t for t in _heads(qkv)):   # e.g. a misaligned view: one aligned copy
+            qkv = qkv.clone(memory_format=torch.contiguous_format)
+        q, k, v = _heads(qkv)
+        o, lse = fg.forward_gluon(q, k, v, causal, scale)
+        ctx.save_for_backward(qkv, o, lse)
+        ctx.causal, ctx.scale = causal, scale
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        qkv, o, lse = ctx.saved_tensors
+        dqkv = torch.empty(qkv.shape, device=qkv.device, dtype=qkv.dtype)    # contiguous, so TMA-ready
+        backward_gluon(*_heads(qkv), o, lse, fa._tma_ready(do.to(qkv.dtype)), ctx.causal, ctx.scale,
+                       grads=_heads(dqkv))
+        return dqkv, None, None
+
+
+def attention_qkvpacked(qkv, causal=False, scale=None):
+    """attention() on a packed projection qkv of shape (B, N, 3, H, D), e.g. a (B, N, 3 * H * D) linear output
+    viewed as (B, N, 3, H, D): returns o (B, H, N, D) as attention() does. On Hopper its backward writes qkv's
+    gradient in place of the three it would stack; elsewhere it is attention() on the three views."""
+    if not isinstance(qkv, torch.Tensor) or qkv.dim() != 5 or qkv.shape[2] != 3:
+        raise ValueError("attention_qkvpacked: qkv must be a 5-D tensor (B, N, 3, H, D), got "
+                         f"{tuple(qkv.shape) if isinstance(qkv, torch.Tensor) else type(qkv).__name__}")
+    q, k, v = _heads(qkv)
+    fa._check_inputs(q, k, v)
+    if not fg.uses_gluon(q, k, v):
+        return fa.attention(q, k, v, causal, scale)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    return GluonPackedAttention.apply(qkv, bool(causal), scale)
+# --8<-- [end:packed]
+
+
 # --8<-- [start:check]
 if __name__ == "__main__":
     torch.manual_seed(0)
@@ -452,6 +503,18 @@ if __name__ == "__main__":
             grads = backward_gluon(q, k, v, o, lse, fa._tma_ready(do), causal, D ** -0.5, **kw)
             errs = [fa.rel_err(g, r) for g, r in zip(grads, refs)]
             assert max(errs) < tol, (kw, B, HQ, HKV, N, D, causal, dtype, errs)
+    # the packed entry point: the gradient of the packed tensor itself, against the reference through unbind
+    for B, H, N, D, causal, dtype in ((2, 4, 1000, 64, True, torch.bfloat16), (1, 3, 77, 128, False, torch.float16)):
+        qkv = torch.randn(B, N, 3, H, D, device="cuda", dtype=dtype, requires_grad=True)
+        o = attention_qkvpacked(qkv, causal)
+        do = torch.randn_like(o)
+        (dqkv,) = torch.autograd.grad(o, qkv, do)
+        ref_in = qkv.detach().float().requires_grad_()
+        ref = fa.reference(*_heads(ref_in), causal)
+        (ref_g,) = torch.autograd.grad(ref, ref_in, do.float())
+        errs = [fa.rel_err(o, ref), fa.rel_err(dqkv, ref_g)]
+        assert dqkv.shape == qkv.shape and max(errs) < (2e-2 if dtype == torch.bfloat16 else 5e-3), (B, H, N, D, errs)
     print("the Gluon backward's gradients match the fp32 reference (GQA, ragged N, N = 1, causal and full, "
-          "fp16 and bf16, strided views of a packed QKV; one or two dK/dV consumers, either dQ kernel)")
+          "fp16 and bf16, strided views of a packed QKV; one or two dK/dV consumers, either dQ kernel), "
+          "and so does the packed entry point's gradient of the packed tensor")
 # --8<-- [end:check]

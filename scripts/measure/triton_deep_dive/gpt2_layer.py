@@ -9,8 +9,13 @@ copy; the step row records which forward ran.
 
 Layer: LayerNorm -> QKV projection (1024 -> 3072) -> causal attention, 16 heads of 64 -> output
 projection -> residual; batch 32 x 1024 tokens, bf16 autocast, AdamW, MSE loss against a fixed random
-target. Both models start from the same weights and see the same data: the loss curves over 200 steps
-must agree within bf16 tolerance (largest relative difference recorded). Then one training step
+target. Three copies (IMPLS): SDPA and attention() on q, k, v views of the projection (view, unbind,
+transpose), and attention_qkvpacked() on the projection viewed as (B, T, 3, H, D), whose backward writes
+the projection's gradient itself where the other two go through unbind's backward, a stack of the three
+gradients (table "stack": that stack timed alone at this shape, with the kernels only the unpacked layer
+runs, and how much less GPU time the packed layer's "other" kernels take per step in the profile).
+All models start from the same weights and see the same data: each loss curve over 200 steps
+must agree with SDPA's within bf16 tolerance (largest relative difference recorded). Then one training step
 (forward, backward, optimizer) of each is timed, three rounds in turn. Target (issue 14): >= 1.0x SDPA.
 Table "profile": where a step's GPU time goes, from torch.profiler over PROFILE_STEPS steps of each
 layer: the attention forward's kernels, the attention backward's, and everything else (projections,
@@ -62,6 +67,8 @@ HOST_ROUNDS = 3  # host figures: the fastest of three interleaved rounds (a slow
 ATTN_FWD = ("attn_fwd", "fprop", "flash_fwd", "fmha_cutlassF", "efficient_attention_forward")
 ATTN_BWD = ("attn_bwd", "bprop", "dot_do_o", "convert_dq", "flash_bwd", "fmha_cutlassB", "efficient_attention_backward")
 OTHER_TOL = 0.05
+# the layers: SDPA; attention() on q, k, v views of the projection; attention_qkvpacked() on the projection
+IMPLS = ("sdpa", "triton", "triton_packed")
 
 
 def short(kernel: str) -> str:
@@ -82,7 +89,8 @@ def host_parts(fa, q, k, v, qkv, do) -> dict:
     """Table "host_split": where the host time of the attention's forward + backward goes, each part
     timed alone with measure.host_us (so the parts need not add up to the whole exactly):
     - forward, backward: attention() alone, and torch.autograd.grad of its saved output (the autograd
-      engine, the Function's backward, the strided views' own backward); SDPA's the same way;
+      engine, the Function's backward, the strided views' own backward); SDPA's and attention_qkvpacked()'s
+      the same way (the packed one's output has no views to go back through: its gradient is qkv's);
     - backward_gluon: the backward's Python called directly, without autograd;
     - descriptors, allocations, launches: what backward_gluon does, one piece at a time: the TMA
       descriptor objects it builds, its four empty tensors (delta, dQ, dK, dV), and its three launches
@@ -101,8 +109,11 @@ def host_parts(fa, q, k, v, qkv, do) -> dict:
         ("triton", "forward"): lambda: fa.attention(q, k, v, causal=True),
         ("sdpa", "forward"): lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
     }
+    calls[("triton_packed", "forward")] = lambda: fa.attention_qkvpacked(qkv, causal=True)
     o_t, o_s = fa.attention(q, k, v, causal=True), F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    o_p = fa.attention_qkvpacked(qkv, causal=True)
     calls[("triton", "backward")] = lambda: torch.autograd.grad(o_t, qkv, do, retain_graph=True)
+    calls[("triton_packed", "backward")] = lambda: torch.autograd.grad(o_p, qkv, do, retain_graph=True)
     calls[("sdpa", "backward")] = lambda: torch.autograd.grad(o_s, qkv, do, retain_graph=True)
     # the saved tensors, as the Function's backward gets them
     qq, kk, vv = (fa0._tma_ready(t.detach()) for t in (q, k, v))
@@ -211,27 +222,31 @@ def main(argv=None) -> int:
     b, t, steps = (1, 256, 5) if args.quick else (B, T, STEPS)
 
     class AttentionLayer(nn.Module):
-        def __init__(self, use_triton: bool):
+        def __init__(self, impl: str):
             super().__init__()
             self.ln = nn.LayerNorm(C)
             self.qkv = nn.Linear(C, 3 * C)
             self.proj = nn.Linear(C, C)
-            self.use_triton = use_triton
+            self.impl = impl
 
         def forward(self, x):
-            q, k, v = self.qkv(self.ln(x)).view(x.shape[0], x.shape[1], 3, HEADS, C // HEADS).unbind(2)
-            q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # (B, H, T, D) views, no copy
-            if self.use_triton:
-                self.forward_kernel = "gluon" if fa.fg.uses_gluon(q, k, v) else "triton"
-                y = fa.attention(q, k, v, causal=True)
-            else:
+            qkv = self.qkv(self.ln(x)).view(x.shape[0], x.shape[1], 3, HEADS, C // HEADS)
+            q, k, v = (z.transpose(1, 2) for z in qkv.unbind(2))  # (B, H, T, D) views, no copy
+            if self.impl == "sdpa":
                 y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                self.forward_kernel = "gluon" if fa.fg.uses_gluon(q, k, v) else "triton"
+                if self.impl == "triton_packed":  # the projection itself: its gradient is written, not stacked
+                    y = fa.attention_qkvpacked(qkv, causal=True)
+                else:
+                    y = fa.attention(q, k, v, causal=True)
             return x + self.proj(y.transpose(1, 2).reshape(x.shape))
 
     torch.manual_seed(0)
-    models = {"sdpa": AttentionLayer(False).cuda()}
-    models["triton"] = copy.deepcopy(models["sdpa"])
-    models["triton"].use_triton = True
+    models = {"sdpa": AttentionLayer("sdpa").cuda()}
+    for impl in IMPLS[1:]:
+        models[impl] = copy.deepcopy(models["sdpa"])
+        models[impl].impl = impl
     opts = {k: torch.optim.AdamW(m.parameters(), lr=1e-4) for k, m in models.items()}
     gen = torch.Generator(device="cuda").manual_seed(1)
     target = torch.randn(b, t, C, device="cuda", generator=gen)
@@ -245,12 +260,12 @@ def main(argv=None) -> int:
         return loss
 
     rows = []
-    losses = {"sdpa": [], "triton": []}
+    losses = {impl: [] for impl in IMPLS}
     for step in range(steps):
         x = torch.randn(b, t, C, device="cuda", generator=gen)
         for impl in losses:
             losses[impl].append(train_step(impl, x).item())
-    worst = max(abs(a - s) / abs(s) for a, s in zip(losses["triton"], losses["sdpa"]))
+    worst = {impl: max(abs(a - s) / abs(s) for a, s in zip(losses[impl], losses["sdpa"])) for impl in IMPLS[1:]}
     for step in range(0, steps, max(1, steps // 40)):
         for impl in losses:
             rows.append({"table": "loss", "step": step, "impl": impl, "loss": losses[impl][step]})
@@ -280,11 +295,12 @@ def main(argv=None) -> int:
     do = torch.randn(b, HEADS, t, C // HEADS, device="cuda", dtype=torch.bfloat16)
     attn = {
         "triton": lambda: fa.attention(q, k, v, causal=True),
+        "triton_packed": lambda: fa.attention_qkvpacked(qkv, causal=True),
         "sdpa": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
     }
     host_attn = {}
     for _ in range(HOST_ROUNDS):  # the fastest of interleaved rounds, as in host_parts
-        for impl, jit in (("triton", False), ("triton_jit", True), ("sdpa", False)):
+        for impl, jit in (("triton", False), ("triton_jit", True), ("triton_packed", False), ("sdpa", False)):
             fa.fg.Launch.JIT = jit
             try:
                 run = attn[impl.removesuffix("_jit")]
@@ -331,7 +347,7 @@ def main(argv=None) -> int:
             "ms_graph": best_g[impl],
             "ms_graph_spread": measure.spread(each_g[impl]),
         }
-        if impl == "triton":
+        if impl != "sdpa":
             ratio, ratio_g, ratio_l = best["sdpa"] / ms, best_g["sdpa"] / best_g[impl], best_l["sdpa"] / best_l[impl]
             row.update(
                 ratio_sdpa=ratio,
@@ -340,9 +356,9 @@ def main(argv=None) -> int:
                 met_sdpa_loop=ratio_l >= TARGET,
                 ratio_sdpa_graph=ratio_g,
                 met_sdpa_graph=ratio_g >= TARGET,
-                loss_rel_diff=worst,
-                met_loss=worst <= LOSS_TOL,
-                forward=models["triton"].forward_kernel,
+                loss_rel_diff=worst[impl],
+                met_loss=worst[impl] <= LOSS_TOL,
+                forward=models[impl].forward_kernel,
             )
         rows.append(row)
         print(row, flush=True)
@@ -368,22 +384,24 @@ def main(argv=None) -> int:
                 parts[part_of(e.name)] += e.time_range.elapsed_us() / PROFILE_STEPS
                 names[impl][part_of(e.name)].add(short(e.name))
         per_part[impl] = parts
-    if (
-        min(
-            per_part["sdpa"]["attention forward"],
-            per_part["sdpa"]["attention backward"],
-            per_part["triton"]["attention forward"],
-            per_part["triton"]["attention backward"],
-        )
-        <= 0
-    ):
+    if min(per_part[impl][p] for impl in IMPLS for p in ("attention forward", "attention backward")) <= 0:
         sys.exit(f"{NAME}: the profile found no attention kernel for one of the layers: {per_part}")
-    other = [per_part[k]["other"] for k in ("sdpa", "triton")]
+    other = [per_part[k]["other"] for k in ("sdpa", "triton")]  # same ops outside the attention call
     if abs(other[0] - other[1]) > OTHER_TOL * max(other):
         sys.exit(
             f"{NAME}: 'other' kernels differ between the layers ({other[0]:.0f} vs {other[1]:.0f} us per step): "
             f"an attention kernel was not recognized by name"
         )
+    # the packed layer runs the same ops but one: unbind's backward, which stacks the three gradients
+    only = sorted(names["triton"]["other"] - names["triton_packed"]["other"])
+    g = [torch.randn(b, t, HEADS, C // HEADS, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+    stack_us = min(
+        measure.bench_each_round({"stack": lambda: torch.stack(g, dim=2)}, rounds=rounds)["stack"]
+    ) * 1e3
+    rows.append({"table": "stack", "impl": "triton", "us_step": stack_us, "kernels": ", ".join(only)})
+    rows.append({"table": "stack", "impl": "triton_packed",
+                 "us_step": per_part["triton"]["other"] - per_part["triton_packed"]["other"]})
+    print(rows[-2:], flush=True)
     for part in ("attention forward", "attention backward", "other"):
         t_sdpa = per_part["sdpa"][part]
         for impl in losses:
