@@ -282,7 +282,7 @@ def attn_bwd_dq_ws(q_desc, do_desc, k_desc, v_desc, dq_desc, LSE, DELTA, HQ, GRO
 # (head dim, causal) -> settings of the two kernels, the fastest correct rows of the "bwd_gluon" sweep in
 # data/triton_deep_dive/attention_tuning.json at N = 4096 (a test keeps them within its noise).
 # dK/dV: query tile, key block per consumer, ring depth, consumers per program.
-DKDV_WS_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2),
+DKDV_WS_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=1),
                    (64, True): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2),
                    (128, False): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2),
                    (128, True): dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2)}
@@ -438,9 +438,10 @@ class GluonPackedAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, qkv, causal, scale):
-        if not all(fa._tma_ready(t) is t for t in _heads(qkv)):   # e.g. a misaligned view: one aligned copy
-            qkv = qkv.clone(memory_format=torch.contiguous_format)
         q, k, v = _heads(qkv)
+        if not all(fa._tma_ready(t) is t for t in (q, k, v)):      # e.g. a misaligned view: one aligned copy
+            qkv = qkv.clone(memory_format=torch.contiguous_format)
+            q, k, v = _heads(qkv)
         o, lse = fg.forward_gluon(q, k, v, causal, scale)
         ctx.save_for_backward(qkv, o, lse)
         ctx.causal, ctx.scale = causal, scale
