@@ -114,6 +114,9 @@ def main(argv=None) -> int:
         return run
 
     def timed(fns, lengths, table, extra, splits, own_splits=None, ref=None, ratio="speedup"):
+        """Time fns and add one row each. splits: the page's kernel's split count, recorded on the rows of
+        that kernel ("triton...") and of FlexAttention given the same partition ("flex_split..."); own_splits:
+        {name: count} for rows with a count of their own. SDPA's rows carry none: it is not given one."""
         kv_bytes = 2 * sum(lengths) * HKV * D * 2
         each = measure.bench_each_round({k: no_grad(f) for k, f in fns.items()}, rounds=1 if quick else ROUNDS)
         best = {k: min(v) for k, v in each.items()}
@@ -121,7 +124,7 @@ def main(argv=None) -> int:
             row = {
                 "table": table,
                 **extra,
-                "splits": (own_splits or {}).get(name, splits),
+                "splits": (own_splits or {}).get(name, splits if name.startswith(("triton", "flex_split")) else None),
                 "impl": name,
                 "us": t * 1e3,
                 "tbps": kv_bytes / t / 1e9,
