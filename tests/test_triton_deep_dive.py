@@ -1089,22 +1089,24 @@ def test_gpt2_packed_layer_saves_the_stack_and_nothing_else():
     """What the page says of the packed layer, on the data: its "other" kernels take less than the unpacked
     layer's by about the stack of three gradients timed alone (within 30 %: two sums over thousands of
     kernels, each about 1 % noisy), its attention kernels take what the unpacked layer's take (within 5 %),
-    and the host pays about the same for either call (within 25 %)."""
+    and on the host its forward costs more than the call on the views (it builds the head views inside the
+    call) and its backward less (no unbind node, no stack): both held by more than 25 % in the runs so far."""
     import json
 
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "gpt2_layer.json").read_text())
     rows = ds["rows"]
     stack = {r["impl"]: r["us_step"] for r in rows if r["table"] == "stack"}
     prof = {(r["impl"], r["part"]): r["us_step"] for r in rows if r["table"] == "profile"}
-    host = {r["impl"]: r["host_us"] for r in rows if r["table"] == "host"}
+    split = {(r["impl"], r["piece"]): r["host_us"] for r in rows if r["table"] == "host_split"}
     saved = prof[("triton", "other")] - prof[("triton_packed", "other")]
     assert abs(saved - stack["triton_packed"]) < 1e-6 * stack["triton"]  # the row is that difference
     assert 0.7 <= saved / stack["triton"] <= 1.3, (saved, stack)
     for part in ("attention forward", "attention backward"):
         assert abs(prof[("triton_packed", part)] / prof[("triton", part)] - 1) <= 0.05, part
-    assert abs(host["triton_packed"] / host["triton"] - 1) <= 0.25, host
+    assert split[("triton_packed", "forward")] > split[("triton", "forward")], split
+    assert split[("triton_packed", "backward")] < split[("triton", "backward")], split
     page = (ROOT / "docs" / "en" / "triton-deep-dive.md").read_text()
-    assert "within 30 % of the stack's time" in page and "The host pays about the same for either" in page
+    assert "within 30 % of the stack's time" in page and "a test checks both directions on" in page
 
 
 def test_gpt2_packed_layer_was_ahead_in_every_kept_run():
