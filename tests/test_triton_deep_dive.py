@@ -1125,24 +1125,6 @@ def test_gpt2_packed_layer_was_ahead_in_every_kept_run():
     assert "ahead of SDPA's in every timing of every run this" in page
 
 
-def test_gpt2_host_time_moves_more_between_runs_than_the_gpu_step():
-    """The page's not-done list: the layer's host time per step, measured apart, moves more between the kept
-    runs than its GPU step does, so those host figures cannot say how much slack the loop has."""
-    import json
-
-    ds = json.loads((ROOT / "data" / "triton_deep_dive" / "gpt2_layer.json").read_text())
-    runs = [ds["rows"]] + [h["rows"] for h in ds["history"]]
-    step = [next(r for r in rows if r.get("table") == "step" and r["impl"] == "triton") for rows in runs]
-
-    def spread(col):
-        vals = [r[col] for r in step]
-        return (max(vals) - min(vals)) / min(vals)
-
-    assert spread("host_ms") > spread("ms"), step
-    page = (ROOT / "docs" / "en" / "triton-deep-dive.md").read_text()
-    assert "moves more between runs than" in page
-
-
 def test_cavity_picture_is_rendered_from_its_data():
     """data/triton_deep_dive/ir/cavity_field.svg is render_svg() of the committed dataset, byte for byte."""
     import json
