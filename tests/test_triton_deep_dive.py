@@ -1052,6 +1052,32 @@ def test_packed_backward_writes_the_projection_gradient_in_place():
     assert out.stdout.strip().split("\n") == ["in place True", "same True", "misaligned True True"], out.stdout
 
 
+def test_packed_readiness_check_agrees_with_tma_ready_and_copies_nothing():
+    """GluonPackedAttention asks _tma_ok whether TMA can read a view as it is; it must give the answer that
+    attention.py's _tma_ready acts on (no copy exactly when ready) without copying anything itself."""
+
+    code = (
+        "import torch, attention as fa, attention_bwd_gluon as bg\n"
+        "big = torch.randn(2 * 21 * 3 * 2 * 64 + 8, dtype=torch.float16)\n"
+        "cases = [big[:2 * 21 * 3 * 2 * 64].view(2, 21, 3, 2, 64), big[1:1 + 2 * 21 * 3 * 2 * 64].view(2, 21, 3, 2, 64),\n"
+        "         big[8:].view(2, 21, 3, 2, 64), torch.randn(2, 21, 3, 2, 72, dtype=torch.float16)[..., :64],\n"
+        "         torch.randn(2, 21, 3, 2, 64, dtype=torch.float16).transpose(-1, -2)]\n"
+        "answers = []\n"
+        "for qkv in cases:\n"
+        "    for t in bg._heads(qkv):\n"
+        "        answers.append((bg._tma_ok(t), fa._tma_ready(t) is t))\n"
+        "copies = []\n"
+        "real = torch.Tensor.contiguous\n"
+        "torch.Tensor.contiguous = lambda self, *a, **k: copies.append(1) or real(self, *a, **k)\n"
+        "for qkv in cases:\n"
+        "    for t in bg._heads(qkv):\n"
+        "        bg._tma_ok(t)\n"
+        "print(all(a == b for a, b in answers), sorted(set(a for a, _ in answers)), len(copies))\n"
+    )
+    out = _interpreted(code)
+    assert out.stdout.strip() == "True [False, True] 0", out.stdout
+
+
 def test_gluon_backward_passes_eleven_descriptor_arguments():
     """The page says backward_gluon builds 7 descriptors "instead of 11" at the GPT-2 shape: its two Gluon
     launches take 5 (dQ) and 6 (dK/dV) descriptor arguments, each through desc(), which shares one object

@@ -425,12 +425,19 @@ def attention(q, k, v, causal=False, scale=None):
 # --8<-- [start:packed]
 # A layer that splits its QKV projection into q, k, v views (view, unbind, transpose) gets three separate
 # gradients from attention's backward; autograd's backward of unbind then stacks them into the projection's
-# gradient: a copy of all three, 3 * B * N * H * D elements read and written again, every step. Taking the
-# projection itself, the backward can write dQ, dK and dV straight into one tensor shaped like it, through
-# the same strided descriptors it reads q, k and v with; that tensor is the projection's gradient as it stands.
+# gradient: a copy of all three, 3 * B * N * H * D elements read and written again, every step. When
+# attention takes the projection itself, its backward can write dQ, dK and dV straight into one tensor shaped
+# like the projection, through descriptors with the same strides as the ones it reads q, k and v through;
+# that tensor is the projection's gradient as it stands.
 def _heads(qkv):
     """(B, N, 3, H, D) -> the (B, H, N, D) views of q, k and v, no copy."""
     return [t.transpose(1, 2) for t in qkv.unbind(2)]
+
+
+def _tma_ok(t):
+    """fa._tma_ready's test, without the copy it makes when the test fails."""
+    return (t.stride(-1) == 1 and t.data_ptr() % 16 == 0
+            and all(s * t.element_size() % 16 == 0 for s in t.stride()[:-1]))
 
 
 class GluonPackedAttention(torch.autograd.Function):
@@ -439,7 +446,7 @@ class GluonPackedAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, qkv, causal, scale):
         q, k, v = _heads(qkv)
-        if not all(fa._tma_ready(t) is t for t in (q, k, v)):      # e.g. a misaligned view: one aligned copy
+        if not all(_tma_ok(t) for t in (q, k, v)):                 # e.g. a misaligned view: one aligned copy
             qkv = qkv.clone(memory_format=torch.contiguous_format)
             q, k, v = _heads(qkv)
         o, lse = fg.forward_gluon(q, k, v, causal, scale)
@@ -459,7 +466,7 @@ class GluonPackedAttention(torch.autograd.Function):
 def attention_qkvpacked(qkv, causal=False, scale=None):
     """attention() on a packed projection qkv of shape (B, N, 3, H, D), e.g. a (B, N, 3 * H * D) linear output
     viewed as (B, N, 3, H, D): returns o (B, H, N, D) as attention() does. On Hopper its backward writes qkv's
-    gradient in place of the three it would stack; elsewhere it is attention() on the three views."""
+    gradient directly, instead of stacking three; elsewhere it is attention() on the three views."""
     if not isinstance(qkv, torch.Tensor) or qkv.dim() != 5 or qkv.shape[2] != 3:
         raise ValueError("attention_qkvpacked: qkv must be a 5-D tensor (B, N, 3, H, D), got "
                          f"{tuple(qkv.shape) if isinstance(qkv, torch.Tensor) else type(qkv).__name__}")
