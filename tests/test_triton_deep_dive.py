@@ -1097,18 +1097,19 @@ def test_gluon_backward_passes_eleven_descriptor_arguments():
     assert re.search(r"built instead of 11\)", page)
 
 
-def test_gpt2_backward_host_time_is_the_handoff_plus_backward_gluon():
+def test_gpt2_backward_host_time_is_at_most_the_handoff_plus_backward_gluon():
     """The page says the autograd hand-off (a no-work Python Function on the same views) and backward_gluon's
-    own host time come to three fifths or more of the backward row; the test's upper bound, 1.1, leaves room
-    for host timing noise (one run measured the sum at 1.003 of the row)."""
+    own host time add up to no more than the backward row, up to timing noise: 1.1 (one run measured the sum
+    at 1.003 of the row, and a later one at 0.52, which is why the page gives no share)."""
     import json
 
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "gpt2_layer.json").read_text())
     part = {r["piece"]: r["host_us"] for r in ds["rows"] if r.get("table") == "host_split" and r["impl"] == "triton"}
     total = part["handoff"] + part["backward_gluon"]
-    assert 0.6 <= total / part["backward"] <= 1.1, part
-    page = (ROOT / "docs" / "en" / "triton-deep-dive.md").read_text()
-    assert "three fifths or more of the backward row" in page and "checks 0.6 to 1.1" in page
+    assert total / part["backward"] <= 1.1, part
+    for lang, words in (("en", "a test checks the sum against 1.1 times the row"), ("zh", "不超过这一行的 1.1 倍")):
+        page = (ROOT / "docs" / lang / "triton-deep-dive.md").read_text()
+        assert words in page and "three fifths" not in page and "五分之三" not in page, lang
 
 
 def test_gpt2_packed_layer_saves_the_stack_and_nothing_else():
