@@ -136,6 +136,21 @@ def fragile_section(pages=None) -> tuple[int, list[str]]:
     ]
 
 
+def blocks_section(rc: int | None) -> list[str]:
+    """The drift report's lines on the GPU code blocks: pytest's exit status and what it means. A run
+    whose blocks could not even be collected (exit 2, e.g. pytest-codeblocks missing on the machine)
+    must say so in the report, not only in the console."""
+    if rc is None:
+        return []
+    meaning = {
+        0: "every selected GPU block passed",
+        1: "FAILED: some GPU block failed",
+        2: "FAILED: pytest was interrupted, e.g. the blocks could not be collected (is requirements-gpu.txt installed?)",
+        5: "no GPU block was selected",
+    }.get(rc, "FAILED: pytest could not run the blocks")
+    return ["## GPU code blocks", "", f"- pytest exit {rc}: {meaning} (test-artifacts/gpu_blocks.xml)", ""]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="report drift against committed data; exit 1 on drift")
@@ -207,7 +222,7 @@ def main(argv=None) -> int:
     t_start = time.time()
     write = not args.check or args.write
     args.log.parent.mkdir(parents=True, exist_ok=True)
-    drift, failed, status = [], [], 0
+    drift, failed, status, blocks_rc = [], [], 0, None
     untimed = [d for d in datasets if not d.timed]
     timed_ds = [d for d in datasets if d.timed]
     with tempfile.TemporaryDirectory() as t, open(args.log, "w") as log, ThreadPoolExecutor(max_workers=2) as pool:
@@ -215,7 +230,7 @@ def main(argv=None) -> int:
         side = [pool.submit(measure, d, tmp) for d in untimed]  # beside the blocks: they time nothing
         if not args.no_blocks:
             t_blocks = time.time()
-            rc = run_blocks(ROOT / "test-artifacts" / "gpu_blocks.xml")
+            rc = blocks_rc = run_blocks(ROOT / "test-artifacts" / "gpu_blocks.xml")
             print(f"gpu_ci: GPU code blocks done in {time.time() - t_blocks:.0f} s (pytest exit {rc})", flush=True)
             if rc not in (0, 5):
                 print(f"gpu_ci: GPU code blocks failed (pytest exit {rc})", flush=True)
@@ -240,6 +255,7 @@ def main(argv=None) -> int:
     lines = [
         f"# GPU CI drift report ({args.tier}, {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {elapsed:.0f} s)",
         "",
+        *blocks_section(blocks_rc),
     ]
     if failed:
         print("\nFAILED measurements (committed data left untouched):\n  " + "\n  ".join(failed))

@@ -491,6 +491,19 @@ def test_vector_add_declares_its_chosen_configuration():
     }
 
 
+def test_gpu_ci_report_says_whether_the_gpu_blocks_ran():
+    """A nightly run on a machine without pytest-codeblocks wrote its data while its blocks had not even
+    been collected (pytest exit 2), and only the console said so: the report now carries the blocks'
+    exit status, and a failure reads as one."""
+    gpu_ci = _gpu_ci()
+    assert gpu_ci.blocks_section(None) == []
+    ok = "\n".join(gpu_ci.blocks_section(0))
+    assert "## GPU code blocks" in ok and "pytest exit 0" in ok and "FAILED" not in ok
+    for rc in (1, 2, 3, 4):
+        assert "FAILED" in "\n".join(gpu_ci.blocks_section(rc)), rc
+    assert "collected" in "\n".join(gpu_ci.blocks_section(2))
+
+
 def test_gpu_ci_unknown_dataset_is_one_clear_line():
     p = subprocess.run(
         [sys.executable, "scripts/gpu_ci.py", "--only", "nope/nothing", "--plan"],
