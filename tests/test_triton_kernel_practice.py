@@ -704,3 +704,22 @@ def test_tma_config_is_the_tuning_tables_fastest_within_noise():
         assert chosen, f"{tag}: TMA_CONFIGS {c} was never timed by the tuning script"
         best = max(tma, key=lambda r: r["tflops"])
         assert chosen[0]["tflops"] >= (1 - noise) * best["tflops"], (tag, chosen[0], best)
+
+
+def test_cublas_tile_names_match_the_page_reading():
+    """The page reads cuBLAS's nvjet names as (weight rows) x (tokens) and names the tiles it saw: 8 tokens wide
+    at M = 1 (128x8, 256x8), 16 at M = 16 (64x16, 128x16). Tie both to the kernels inference_gemm.json recorded,
+    in English and Chinese."""
+    import re
+
+    tiles = {1: set(), 16: set()}
+    for r in _ds("inference_gemm")["rows"]:
+        if r["impl"] == "cublas_kernel" and r["kernel"].startswith("nvjet") and r["M"] in tiles:
+            tiles[r["M"]].add(re.match(r"nvjet_sm90_\w+?_(\d+x\d+)_", r["kernel"]).group(1))
+    assert tiles[1] and all(t.endswith("x8") for t in tiles[1]), tiles
+    assert tiles[16] and all(t.endswith("x16") for t in tiles[16]), tiles
+    for lang in ("en", "zh"):
+        page = (ROOT / "docs" / lang / "triton-kernel-practice.md").read_text()
+        for m, named in tiles.items():
+            for t in named:
+                assert f"`{t}`" in page, (lang, m, t)
