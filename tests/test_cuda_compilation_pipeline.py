@@ -331,3 +331,19 @@ def test_triage_errors_are_clear(tmp_path):
         env={**os.environ, "PATH": f"{_toolchain_or_skip().bin}:{os.environ['PATH']}"},
     )
     assert p.returncode == 1 and "cannot read" in p.stderr
+
+
+def test_fourteen_builds_is_the_row_count_of_both_tables():
+    """The page says "fourteen combinations" (gencode table) and "all fourteen builds" (the H200 runs), and
+    the Chinese page "14 种构建": tie the word to the datasets, one cold run per combination on the H200."""
+    root = Path(__file__).resolve().parents[1]
+    gencode = _rows(root / "data" / "cuda_compilation_pipeline" / "gencode.json")
+    cold = [
+        r
+        for r in _rows(root / "data" / "cuda_compilation_pipeline" / "h200.json")
+        if r.get("group") == "compat" and r.get("run_condition") == "cond_cold"
+    ]
+    assert len(gencode) == 14 and len(cold) == 14 and {r["combo"] for r in cold} == {r["combo"] for r in gencode}
+    en = (root / "docs" / "en" / "cuda-compilation-pipeline.md").read_text(encoding="utf-8")
+    zh = (root / "docs" / "zh" / "cuda-compilation-pipeline.md").read_text(encoding="utf-8")
+    assert "fourteen combinations" in en and "all fourteen builds" in en and "14 种构建" in zh

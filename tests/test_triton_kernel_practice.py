@@ -723,3 +723,23 @@ def test_cublas_tile_names_match_the_page_reading():
         for m, named in tiles.items():
             for t in named:
                 assert f"`{t}`" in page, (lang, m, t)
+
+
+def test_cublas_gemm_tile_reading_matches_the_recorded_kernels():
+    """The GEMM section reads cuBLAS's kernel names by hand: a 256 x 128 tile, K step 64, four stages at 4096,
+    and 320 x 128 with three stages at 8192. Tie that reading to the names gemm.json recorded."""
+    import re
+
+    seen = {}
+    for r in _ds("gemm")["rows"]:
+        if r.get("impl") == "cublas":
+            m = re.search(r"_(\d+)x(\d+)_(\d+)x(\d+)_", r["kernel"])
+            seen.setdefault(r["size"], set()).add(tuple(int(g) for g in m.groups()))
+    assert seen == {4096: {(256, 128, 64, 4)}, 8192: {(320, 128, 64, 3)}}, seen
+    en = (ROOT / "docs" / "en" / "triton-kernel-practice.md").read_text()
+    zh = (ROOT / "docs" / "zh" / "triton-kernel-practice.md").read_text()
+    assert (
+        "a `256 × 128` output tile with\na $K$ step of 64 and four pipeline stages at 4096 (`320 × 128`, three stages at 8192)"
+        in en
+    )
+    assert "4096 时是 `256 × 128` 的输出分块、$K$ 方向每步 64、4 级流水（8192 时是 `320 × 128`、3 级）" in zh
