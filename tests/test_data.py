@@ -331,6 +331,29 @@ def test_figure_noise_comes_from_measured_spread():
     assert data.case_key(ds["rows"][0], metrics) == '{"case": "a"}'
 
 
+def test_run_to_run_change_is_not_noise_when_the_run_chose_another_setting(monkeypatch):
+    """A row whose settings the producer picks each run (META chosen) is matched across runs without them;
+    when the two runs picked different settings, the change between them is the setting's, not noise, and
+    must not widen the noise of every verdict on the row (vector_add's fp16 target: 71 % after a run whose
+    sweep chose a 256-element block)."""
+    metrics = {"x": {"unit": "GB/s", "noise": 0.05}}
+    ds = data.new("art/ds", metrics, [{"kind": "target", "block": 512, "x": 100.0, "x_spread": 0.01}])
+    ds["sources"] = {"scripts/measure/art/ds.py": "0" * 64}
+    ds["history"] = [
+        {
+            "date": "d",
+            "commit": "c",
+            "sources": data.sources_digest(ds),
+            "rows": [{"kind": "target", "block": 256, "x": 60.0, "x_spread": 0.01}],
+        }
+    ]
+    monkeypatch.setattr(data, "chosen_of", lambda name: {"target": {"block"}})
+    assert data.previous_row(ds, ds["rows"][0]) is not None  # still the same case across runs
+    assert data.figure_noise(ds, ds["rows"][0], "x") == (0.02, "measured")
+    ds["history"][0]["rows"][0]["block"] = 512  # the same setting: its change counts
+    assert data.figure_noise(ds, ds["rows"][0], "x")[0] > 0.6
+
+
 def test_declared_noise_widens_by_the_change_between_runs(monkeypatch):
     """No spread recorded: the declared noise, unless the same code's previous run differs by more;
     a comparison with another row also counts that row's own spread."""

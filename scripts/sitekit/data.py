@@ -245,12 +245,16 @@ def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None) ->
     """The relative change one figure may show without meaning anything, and where that bound comes from.
 
     Measured, per figure: twice the largest round-to-round spread recorded for it (this run, the other
-    run compared with), and the change between the last two runs in the history. A dataset that records
-    no spread for the figure falls back to its metric's declared `noise`."""
+    run compared with), and the change between the last two runs in the history, unless the two runs
+    chose different settings for the row (META `chosen`). A dataset that records no spread for the
+    figure falls back to its metric's declared `noise`."""
     meta = ds["metrics"][metric]
     spreads = [r.get(metric + SPREAD) for r in (row, other) if r is not None]
     spreads = [x for x in spreads if isinstance(x, (int, float))]
     prev = previous_row(ds, row)
+    picked = chosen_of(ds["name"]).get(row.get("kind"), set())
+    if prev is not None and any(prev.get(c) != row.get(c) for c in picked):
+        prev = None  # the run chose another configuration for this row: its change is not noise
     runs = []
     if prev is not None and isinstance(prev.get(metric), (int, float)) and isinstance(row.get(metric), (int, float)):
         a, b = prev[metric], row[metric]
