@@ -427,8 +427,9 @@ def attention(q, k, v, causal=False, scale=None):
 # gradients from attention's backward; autograd's backward of unbind then stacks them into the projection's
 # gradient: a copy of all three, 3 * B * N * H * D elements read and written again, every step. When
 # attention takes the projection itself, its backward can write dQ, dK and dV straight into one tensor shaped
-# like the projection, through descriptors with the same strides as the ones it reads q, k and v through;
-# that tensor is the projection's gradient as it stands.
+# like the projection: three head views with q, k and v's strides, written through TMA descriptors or, where
+# the dQ kernel is attention.py's (bwd_settings), through pointers and those strides. That tensor is the
+# projection's gradient as it stands.
 def _heads(qkv):
     """(B, N, 3, H, D) -> the (B, H, N, D) views of q, k and v, no copy."""
     return [t.transpose(1, 2) for t in qkv.unbind(2)]
@@ -465,8 +466,9 @@ class GluonPackedAttention(torch.autograd.Function):
 
 def attention_qkvpacked(qkv, causal=False, scale=None):
     """attention() on a packed projection qkv of shape (B, N, 3, H, D), e.g. a (B, N, 3 * H * D) linear output
-    viewed as (B, N, 3, H, D): returns o (B, H, N, D) as attention() does. On Hopper its backward writes qkv's
-    gradient directly, instead of stacking three; elsewhere it is attention() on the three views."""
+    viewed as (B, N, 3, H, D): returns o (B, H, N, D) as attention() does. Where attention() runs the Gluon
+    kernels (Hopper, head dims 64 and 128), its backward writes qkv's gradient directly instead of stacking
+    three; elsewhere it is attention() on the three views."""
     if not isinstance(qkv, torch.Tensor) or qkv.dim() != 5 or qkv.shape[2] != 3:
         raise ValueError("attention_qkvpacked: qkv must be a 5-D tensor (B, N, 3, H, D), got "
                          f"{tuple(qkv.shape) if isinstance(qkv, torch.Tensor) else type(qkv).__name__}")
