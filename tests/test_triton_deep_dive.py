@@ -1137,8 +1137,11 @@ def test_gpt2_packed_layer_saves_the_stack_and_nothing_else():
 
 
 def test_gpt2_packed_layer_was_ahead_in_every_kept_run():
-    """The page: the packed layer was ahead of SDPA's in every timing (eager, back to back, CUDA graph) of
-    every run the dataset keeps (the current one and its history), and the layer on the views was not."""
+    """The page: the packed layer was ahead of SDPA's, and of the layer on the views, in every timing (eager,
+    back to back, CUDA graph) of every run the dataset keeps (the current one and its history); "What is not
+    done yet" says the layer on the views was behind the packed one in each of those runs. (The layer on the
+    views is not said to trail SDPA's: in the runs kept when this was written, two at 3223341 and one at
+    5d96d91, it was above 1.0x in every timing, 1.001-1.015x, within the noise of parity.)"""
     import json
 
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "gpt2_layer.json").read_text())
@@ -1147,9 +1150,15 @@ def test_gpt2_packed_layer_was_ahead_in_every_kept_run():
     cols = ("ratio_sdpa", "ratio_sdpa_loop", "ratio_sdpa_graph")
     step = [{r["impl"]: r for r in rows if r.get("table") == "step"} for rows in runs]
     assert all(run["triton_packed"][c] > 1.0 for run in step for c in cols), step
-    assert not all(run["triton"][c] > 1.0 for run in step for c in cols), step
-    page = (ROOT / "docs" / "en" / "triton-deep-dive.md").read_text()
-    assert "ahead of SDPA's in every timing of every run this" in page
+    assert all(run["triton_packed"][c] > run["triton"][c] for run in step for c in cols), step
+    for lang, words in (
+        ("en", "ahead of SDPA's, and of the layer on the views, in every timing of every run this dataset keeps"),
+        ("en", "behind the packed layer in each of those runs"),
+        ("zh", "打包的层在每一种计时下都既快于 SDPA 的层，也快于在视图上调用的层"),
+        ("zh", "而且在这几次运行中都比打包的层慢"),
+    ):
+        page = " ".join((ROOT / "docs" / lang / "triton-deep-dive.md").read_text().split())
+        assert words in page, (lang, words)
 
 
 def test_cavity_picture_is_rendered_from_its_data():
