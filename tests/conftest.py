@@ -67,10 +67,17 @@ import time  # noqa: E402
 
 import pytest  # noqa: E402
 
+PREBUILT_SITE_ENV = "AI_COMPILER_TESTS_PREBUILT_SITE"
+
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory):
-    """Build the whole site once, strictly, into a temporary folder: (site_dir, build log, seconds)."""
+    """Build the whole site once, strictly, into a temporary folder: (site_dir, return code, build log,
+    seconds). PREBUILT_SITE_ENV is set only by tests/test_reader.py's README check, in the fresh clone of a
+    checkout with no modified or untracked files, to the site the outer session built from the same files."""
+    prebuilt = os.environ.get(PREBUILT_SITE_ENV)
+    if prebuilt:
+        return Path(prebuilt), 0, f"(built by the outer test session: {PREBUILT_SITE_ENV})", 0.0
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     # a repository URL, so that the repository links are built and checked (CI sets the real one)
