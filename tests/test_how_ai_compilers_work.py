@@ -240,8 +240,11 @@ def test_search_budget_replay_and_claims(tmp_path):
     assert abs(rnd["aic_median_ratio"] - lrn["aic_median_ratio"]) < noise
     # "the learned model buys reliability (fewer bad draws)"
     assert lrn["aic_p_within5"] > rnd["aic_p_within5"] and lrn["aic_p90_ratio"] <= rnd["aic_p90_ratio"]
-    # "24 random draws usually catch one of them"
-    assert rnd["aic_p_within5"] > 0.5
+    # "24 random draws catch one of them with probability ..., roughly a coin toss (between 0.35 and 0.65)"
+    assert 0.35 <= rnd["aic_p_within5"] <= 0.65
+    # "the median best of 24 random draws is ... the best, since the configs just outside that band are
+    # close behind it": within 10 %
+    assert rnd["aic_median_ratio"] <= 1.1
 
 
 def test_search_budget_rejects_too_few_seeds():
@@ -260,6 +263,66 @@ def test_search_budget_rejects_too_few_seeds():
         env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
     )
     assert p.returncode != 0 and "--seeds must be at least 5" in p.stderr
+
+
+def _two_runs(name):
+    """The rows of a dataset's last run and the same cases in the run before it (same code): a sentence
+    typed on the page has to hold in both, not only in the run the page renders."""
+    from sitekit import data
+
+    ds = data.load(name)
+    previous = [p for p in (data.previous_row(ds, r) for r in ds["rows"]) if p is not None]
+    assert previous, f"data/{name}.json holds one run of this code: its sentences need two"
+    return ds["rows"], previous
+
+
+def _page_text():
+    return " ".join((ROOT / "docs" / "en" / "how-ai-compilers-work.md").read_text(encoding="utf-8").split())
+
+
+def test_autotune_sentences_hold_in_both_runs():
+    """Hand-typed sentences about autotune.json in 'The three routes compared' and 'A control', held
+    against its last two runs (the previous run kept the checked figures only: tflops, not ms or picks)."""
+    latest, previous = _two_runs("how_ai_compilers_work/autotune")
+    knobs = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "aic_stages", "aic_warps")
+    now = {tuple(r[k] for k in knobs): r["tflops"] for r in latest if r["kind"] == "config"}
+    before = {tuple(r[k] for k in knobs): r["tflops"] for r in previous if r["kind"] == "config"}
+    assert set(now) == set(before) and len(now) == 140
+    pred = {tuple(r[k] for k in knobs): r["aic_predicted_ms"] for r in latest if r["kind"] == "config"}
+    tie = [k for k, v in pred.items() if v <= min(pred.values()) * (1 + 1e-9)]  # the model's best prediction
+    route = lambda rows, name: next(r for r in rows if r["kind"] == "route" and r["aic_route"] == name)  # noqa: E731
+    pick = lambda r: tuple(r[f"aic_pick_{k.removeprefix('aic_')}"] for k in knobs)  # noqa: E731
+    one_shot_vs_best = lambda r: max(now.values()) / now[pick(r)]  # noqa: E731
+    claims = {
+        "it predicts exactly the same time for a group of 128×256 and 256×128 variants that differ only in "
+        "K step and stage count": lambda: (
+            len(tie) > 1
+            and {(k[0], k[1]) for k in tie} == {(128, 256), (256, 128)}
+            and len({(k[0], k[1], k[4]) for k in tie}) == 2
+        ),
+        "while their measured times run from the best of the whole space to far slower": lambda: all(
+            max(t, key=t.get) in tie and min(t[k] for k in tie) < 0.7 * max(t.values()) for t in (now, before)
+        ),
+        "the two-stage variants it rated as fully hidden are the slowest of that group": lambda: all(
+            max(t[k] for k in tie if k[3] == 2) < min(t[k] for k in tie if k[3] != 2) for t in (now, before)
+        ),
+        "The tuner's own quick timings (a 25 ms window per config) come out faster than the longer re-timing "
+        "in the table": lambda: (
+            all(now[pick(r)] > r["tflops"] for r in latest if r["kind"] == "route")
+            and max(before.values()) > route(previous, "aic_exhaustive")["tflops"]
+        ),
+        "The two medians are closer to each other than the ~10 % by which a single config's timing moved "
+        "between two H200 runs": lambda: 0.05 <= max(abs(now[k] / before[k] - 1) for k in now) <= 0.15,
+        # the route table's ratio to the best against the one-shot ratio of the same pick (the replay's)
+        "these one-shot timings disagree by a few percent for the same config": lambda: all(
+            abs(route(latest, name)["aic_vs_best"] / one_shot_vs_best(route(latest, name)) - 1) < 0.06
+            for name in ("aic_model_top1", "aic_model_top3")
+        ),
+    }
+    page = _page_text()
+    for sentence, holds in claims.items():
+        assert sentence in page, f"the page no longer says {sentence!r}: update this test with it"
+        assert holds(), f"the data no longer support {sentence!r}: rewrite the sentence"
 
 
 # ----------------------------------------------------------------------------- dram_check.py (Nsight Compute)
@@ -407,3 +470,32 @@ def test_dram_check_without_a_gpu_is_one_clear_line():
             p.stderr.strip()
             == "how_ai_compilers_work/dram_check: needs a CUDA GPU (torch.cuda.is_available() is False)"
         )
+
+
+def test_dram_check_sentences_hold_in_both_runs():
+    """Hand-typed sentences about dram_check.json, held against its last two runs."""
+    latest, previous = _two_runs("how_ai_compilers_work/dram_check")
+    l2 = 62_914_560 / 1e9  # the H200's L2 in GB (torch.cuda.get_device_properties(0).L2_cache_size)
+    gb = lambda rows, case, impl: next(  # noqa: E731
+        r["aic_dram_gb"] for r in rows if (r["case"], r["aic_impl"]) == (case, impl)
+    )
+    fused = [
+        ("aic_pointwise", "aic_triton"),
+        ("aic_horizontal", "aic_triton"),
+        ("aic_reduction", "aic_triton"),
+        ("aic_reduction", "aic_torch_softmax"),
+        ("aic_attention", "aic_sdpa_flash"),
+    ]
+    claims = {
+        # a ratio below 1 is writes left in L2 at a kernel's end: at most one L2 per kernel
+        "by at most the L2's 60 MiB per kernel": lambda: all(
+            r["aic_formula_gb"] - r["aic_dram_gb"] <= r["aic_kernels"] * l2 for r in latest + previous
+        ),
+        "softmax and attention cases every fused version moved fewer DRAM bytes than its eager chain": lambda: all(
+            gb(rows, case, impl) < gb(rows, case, "aic_eager") for rows in (latest, previous) for case, impl in fused
+        ),
+    }
+    page = _page_text()
+    for sentence, holds in claims.items():
+        assert sentence in page, f"the page no longer says {sentence!r}: update this test with it"
+        assert holds(), f"the data no longer support {sentence!r}: rewrite the sentence"

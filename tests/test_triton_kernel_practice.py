@@ -743,3 +743,34 @@ def test_cublas_gemm_tile_reading_matches_the_recorded_kernels():
         in en
     )
     assert "4096 时是 `256 × 128` 的输出分块、$K$ 方向每步 64、4 级流水（8192 时是 `320 × 128`、3 级）" in zh
+
+
+def test_dram_byte_sentences_hold_in_both_runs():
+    """The GEMM and softmax sections read dram_bytes.json in words (check() markers judge the last run
+    only): each reading must hold in the last run and in the one before it, so that it survives a re-run."""
+    from sitekit import data as sd
+
+    ds = _ds("dram_bytes")
+    previous = [p for p in (sd.previous_row(ds, r) for r in ds["rows"]) if p is not None]
+    assert previous, "dram_bytes.json holds one run of this code: the test needs two"
+    page = " ".join((ROOT / "docs" / "en" / "triton-kernel-practice.md").read_text(encoding="utf-8").split())
+
+    def holds(rows):
+        gemm = {(r["impl"], r["size"]): r for r in rows if r["case"] == "gemm"}
+        softmax = {r["impl"]: r for r in rows if r["case"] == "softmax"}
+        return {
+            "Both orders read $A$ and $B$ from device memory more than twice over": all(
+                gemm[impl, 4096]["read_ratio"] > 2 for impl in ("naive", "grouped")
+            ),
+            "Grouping does not reduce those reads": gemm["grouped", 4096]["read_bytes"]
+            >= gemm["naive", 4096]["read_bytes"],
+            "At 8192 it does": gemm["grouped", 8192]["read_bytes"] < gemm["naive", 8192]["read_bytes"],
+            "with the L2 hit rate going from": gemm["grouped", 8192]["l2_hit_pct"] > gemm["naive", 8192]["l2_hit_pct"],
+            "so most of the second pass comes from device memory": softmax["online"]["read_ratio"] >= 1.5,
+            "while the fused kernel, which keeps the row in registers, reads": softmax["fused"]["read_ratio"] <= 1.05,
+        }
+
+    for run, rows in (("last", ds["rows"]), ("previous", previous)):
+        for sentence, ok in holds(rows).items():
+            assert sentence in page, f"the page no longer says {sentence!r}: update this test with it"
+            assert ok, f"the {run} run no longer supports {sentence!r}: rewrite the sentence"
