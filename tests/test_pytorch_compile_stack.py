@@ -365,3 +365,18 @@ def test_page_sentences_match_the_data():
     for sentence, holds in claims.items():
         assert sentence in page, f"the page no longer says {sentence!r}: update this test with it"
         assert holds(), f"the data no longer support {sentence!r}: rewrite the sentence"
+
+
+def test_guard_logs_record_the_thread_count_the_page_names():
+    """#guards: the GLOBAL_STATE guard records the thread count; the page says both logs hold 2 because the
+    capture script sets OMP_NUM_THREADS=2 (the H200 machine has 16 cores, CI 2)."""
+    import re
+
+    for sub in ("cpu", "cpu_torch211"):
+        log = (IR / sub / "guards.log").read_text(encoding="utf-8")
+        assert re.findall(r'"num_threads":(\d+)', log) == ["2"], f"{sub}/guards.log"
+    script = (ROOT / "scripts" / "measure" / "pytorch_compile_stack" / "_artifacts.py").read_text(encoding="utf-8")
+    assert '"OMP_NUM_THREADS": "2"' in script
+    for lang, words in (("en", "2 in both logs below"), ("zh", "下面两份日志里都是 2")):
+        page = " ".join((ROOT / "docs" / lang / "pytorch-compile-stack.md").read_text(encoding="utf-8").split())
+        assert words in page and "OMP_NUM_THREADS=2" in page, lang

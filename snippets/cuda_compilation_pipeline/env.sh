@@ -3,5 +3,6 @@ REPO=${REPO:-$PWD} && cd "$REPO"                  # the repository root (pasted 
 CUDA_BIN=$(python3 scripts/measure/cuda_compilation_pipeline/_pipeline.py bin)   # fails, saying what to install, if it is missing
 CUDA_LIB=$(python3 scripts/measure/cuda_compilation_pipeline/_pipeline.py lib)   # libcudart of the same wheels: link with -L"$CUDA_LIB"
 export PATH="$CUDA_BIN:$PATH"
-WORK=$(mktemp -d) && trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT   # a scratch folder; KEEP=1 keeps it
+WORK=$(mktemp -d) && SCRATCH+=("$WORK")   # a scratch folder for this block, deleted with the others at exit
+trap '[ -n "${KEEP:-}" ] || rm -rf "${SCRATCH[@]}"' EXIT   # KEEP=1 keeps them
 cp snippets/cuda_compilation_pipeline/*.cu "$WORK" && cd "$WORK"
