@@ -589,3 +589,19 @@ def test_source_hash_ignores_the_meta_dict_but_not_a_comment_after_it():
     assert source_hash(body) == source_hash(body.replace(b'"budget_s": 20', b'"budget_s": 30'))
     assert source_hash(body) != source_hash(body.replace(b"# 19 s", b"# 29 s"))
     assert source_hash(body) != source_hash(body.replace(b"x = 1", b"x = 2"))
+
+
+_LABEL_FILES = sorted([DATA / "labels.yml", *DATA.glob("*/labels.yml")])
+
+
+@pytest.mark.parametrize("path", _LABEL_FILES, ids=[p.relative_to(DATA).as_posix() for p in _LABEL_FILES])
+def test_labels_are_en_zh_strings(path):
+    """Every labels file of the site: an unquoted comma in a YAML flow mapping splits a label into two
+    keys ({en: Compile, cold cache (s)} gives en='Compile' plus a key 'cold cache (s)')."""
+    labels = yaml.safe_load(path.read_text(encoding="utf-8"))
+    bad = {
+        k: v
+        for k, v in labels.items()
+        if not (isinstance(v, dict) and set(v) == {"en", "zh"} and all(isinstance(s, str) and s for s in v.values()))
+    }
+    assert not bad, f'{path.relative_to(DATA.parent)}: entries must be {{en: "...", zh: "..."}} (quote commas): {bad}'

@@ -228,21 +228,6 @@ def test_scripts_reject_bad_arguments(args, message):
     assert p.returncode != 0 and message in p.stderr, p.stderr[-2000:]
 
 
-@pytest.mark.parametrize("article", ["pytorch_compile_stack", "how_ai_compilers_work"])
-def test_labels_are_en_zh_strings(article):
-    """An unquoted comma in a YAML flow mapping splits a label into two keys
-    ({en: Compile, cold cache (s)} gives en='Compile' plus a key 'cold cache (s)')."""
-    import yaml
-
-    labels = yaml.safe_load((ROOT / "data" / article / "labels.yml").read_text(encoding="utf-8"))
-    bad = {
-        k: v
-        for k, v in labels.items()
-        if not (isinstance(v, dict) and set(v) == {"en", "zh"} and all(isinstance(s, str) and s for s in v.values()))
-    }
-    assert not bad, f'data/{article}/labels.yml: entries must be {{en: "...", zh: "..."}} (quote commas): {bad}'
-
-
 # ----------------------------------------------------------------------------- kernel capture, cold and warm
 
 
