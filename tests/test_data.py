@@ -605,3 +605,11 @@ def test_labels_are_en_zh_strings(path):
         if not (isinstance(v, dict) and set(v) == {"en", "zh"} and all(isinstance(s, str) and s for s in v.values()))
     }
     assert not bad, f'{path.relative_to(DATA.parent)}: entries must be {{en: "...", zh: "..."}} (quote commas): {bad}'
+
+
+def test_provenance_shows_seven_character_commits():
+    """Datasets record 7- or 12-character hashes; the provenance line shows git's 7-character form."""
+    assert render.short_commit("0de058c") == "0de058c"
+    assert render.short_commit("a762dcdba9fc") == "a762dcd"
+    assert render.short_commit("f4f544f+dirty") == "f4f544f+dirty"
+    assert render.short_commit("unknown") == "unknown"

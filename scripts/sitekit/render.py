@@ -207,7 +207,7 @@ def provenance_line(ds: dict, lang: str) -> str:
         if p.get(k):
             parts.append(f"{name} {p[k]}")
     parts.append(p["date"])
-    parts.append(f"{_t('commit', lang)} <code>{html.escape(p['commit'])}</code>")
+    parts.append(f"{_t('commit', lang)} <code>{html.escape(short_commit(p['commit']))}</code>")
     parts.append(f"<code>{html.escape(producer_command(ds))}</code>")
     parts.append(f"{_t('data', lang)}<code>data/{ds['name']}.json</code>")
     if (ds.get("runs") or 1) > 1:
@@ -217,6 +217,13 @@ def provenance_line(ds: dict, lang: str) -> str:
         reason = why.get(lang) or why.get("en") if isinstance(why, dict) else str(why)
         parts.append(f'<span class="stale">⚠ {_t("stale", lang)} ({html.escape(reason)})</span>')
     return '<p class="provenance">' + " · ".join(parts) + "</p>"
+
+
+def short_commit(commit: str) -> str:
+    """A recorded commit as the pages show it: git's 7-character abbreviation (some datasets record 12),
+    keeping a "+dirty" mark; anything that is not a hex hash is shown as recorded."""
+    m = re.fullmatch(r"([0-9a-f]{7})[0-9a-f]*(\+dirty)?", str(commit))
+    return m.group(1) + (m.group(2) or "") if m else str(commit)
 
 
 def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, sort: str | None = None) -> str:
@@ -472,13 +479,24 @@ def glossary(*, lang: str) -> str:
         if missing:
             raise DataError(f"data/glossary/terms.yml: entry {i} lacks {sorted(missing)}")
     terms = sorted(terms, key=lambda t: t["en"].lower())
+    ids = [glossary_id(t["en"]) for t in terms]
+    if len(set(ids)) != len(ids):
+        raise DataError(
+            f"data/glossary/terms.yml: two terms share an anchor: {sorted(i for i in ids if ids.count(i) > 1)}"
+        )
+    # each row carries an anchor named after the English term, the same in both languages: glossary/#g-guard
     if lang == "zh":
         head = "| 中文术语 | English | 释义 |\n| --- | --- | --- |"
-        rows = [f"| **{t['zh']}** | {t['en']} | {t['def_zh']} |" for t in terms]
+        rows = [f'| <span id="{i}"></span>**{t["zh"]}** | {t["en"]} | {t["def_zh"]} |' for i, t in zip(ids, terms)]
     else:
         head = "| Term | 中文 | Definition |\n| --- | --- | --- |"
-        rows = [f"| **{t['en']}** | {t['zh']} | {t['def_en']} |" for t in terms]
+        rows = [f'| <span id="{i}"></span>**{t["en"]}** | {t["zh"]} | {t["def_en"]} |' for i, t in zip(ids, terms)]
     return "\n".join([head, *rows])
+
+
+def glossary_id(term: str) -> str:
+    """The glossary row anchor of an English term: "g-" and its words in lower case, joined by "-"."""
+    return "g-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
 
 
 def _one_row(name: str, metric: str, where: dict | None) -> tuple[dict, dict, float]:
