@@ -185,6 +185,16 @@ def on_post_build(config, **kwargs):
     """mkdocs-static-i18n stacks every language's entries into one index at site/search/.
     Split it: English entries stay there, Chinese entries go to site/zh/search/, which is where Chinese pages now look (on_post_page)."""
     root = Path(config.site_dir)
+    # the published build (SITE_URL set) gets a sitemap with absolute URLs, as the protocol requires
+    base = (config.extra or {}).get("published_at") or ""
+    sitemap = root / "sitemap.xml"
+    if re.match(r"https?://", base) and sitemap.is_file():
+        import gzip
+
+        text = reader.absolute_sitemap(sitemap.read_text(encoding="utf-8"), base.rstrip("/") + "/")
+        sitemap.write_text(text, encoding="utf-8")
+        with gzip.GzipFile(root / "sitemap.xml.gz", "wb", mtime=0) as f:
+            f.write(text.encode("utf-8"))
     # every code block links its file: publish snippets/ with the site (downloadable offline)
     import shutil
 

@@ -147,3 +147,20 @@ def test_notebooks_are_downloads_not_pages(built_site):
         assert not (d / slug / "index.html").exists(), f"{lang}/{slug}: an HTML notebook page is back"
         page = (site / ("" if lang == "en" else lang) / slug / "index.html").read_text(encoding="utf-8")
         assert f'href="../notebooks/{slug}.ipynb"' in page, f"{lang}/{slug}: the page does not link its notebook"
+
+
+def test_published_sitemap_has_absolute_urls():
+    """The Pages build (SITE_URL set) resolves the sitemap's <loc> and alternate links against the published
+    URL; MkDocs writes them relative to the empty site_url."""
+    from sitekit import reader
+
+    xml = (
+        '<url><loc>./</loc><xhtml:link rel="alternate" hreflang="en" href=""/>'
+        '<xhtml:link rel="alternate" hreflang="zh" href="zh/"/></url>'
+        "<url><loc>cuda-compilation-pipeline/</loc></url>"
+    )
+    out = reader.absolute_sitemap(xml, "https://example.github.io/ai-compiler/")
+    assert "<loc>https://example.github.io/ai-compiler/</loc>" in out
+    assert 'hreflang="en" href="https://example.github.io/ai-compiler/"' in out
+    assert 'hreflang="zh" href="https://example.github.io/ai-compiler/zh/"' in out
+    assert "<loc>https://example.github.io/ai-compiler/cuda-compilation-pipeline/</loc>" in out

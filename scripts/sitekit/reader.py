@@ -408,3 +408,20 @@ def run_box(slug: str, lang: str, repo: str | None) -> str:
         f'\n??? tip "{t["title"]}"\n\n    {t["intro"]}\n\n'
         f'    ``` {{ .bash data-run="reproduce" }}\n{body}\n    ```\n\n    {t["after"]}\n'
     )
+
+
+SITEMAP_URL = re.compile(r'(<loc>)([^<]*)(</loc>)|(\bhref=")([^"]*)(")')
+
+
+def absolute_sitemap(xml: str, base: str) -> str:
+    """sitemap.xml with every <loc> and alternate href resolved against the published base URL. MkDocs
+    writes them relative to site_url, which stays empty here (the site must also work from a folder),
+    and the sitemap protocol requires absolute URLs."""
+    from urllib.parse import urljoin
+
+    def fix(m):
+        if m.group(1):
+            return m.group(1) + html.escape(urljoin(base, html.unescape(m.group(2)))) + m.group(3)
+        return m.group(4) + html.escape(urljoin(base, html.unescape(m.group(5)))) + m.group(6)
+
+    return SITEMAP_URL.sub(fix, xml)
