@@ -411,3 +411,21 @@ def test_404_page_in_the_readers_language(browser, server, lang, missing):
         assert not errors and not v.external, (errors, v.external)
     finally:
         v.close()
+
+
+@pytest.mark.parametrize("path", ["glossary/", "zh/glossary/"])
+def test_glossary_fits_a_phone_and_its_anchors_land(browser, server, path):
+    """At 390 px the glossary's rows stack (site.css) instead of scrolling the definitions sideways, and a
+    term's anchor (glossary/#g-guard) scrolls to that term."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.goto(f"{server}/{path}#g-guard", wait_until="domcontentloaded")
+        table = page.locator(".md-typeset table").first
+        wide, box = table.evaluate("t => [t.scrollWidth, (t.closest('.md-typeset__scrollwrap') || t).clientWidth]")
+        assert wide <= box, f"{path}: the glossary table is {wide} px wide in a {box} px box at 390 px"
+        assert page.locator("#g-guard").count() == 1
+        top = page.evaluate("document.getElementById('g-guard').getBoundingClientRect().top")
+        assert 0 <= top < 900, f"{path}#g-guard did not scroll to the term (top {top})"
+    finally:
+        ctx.close()
