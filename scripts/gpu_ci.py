@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sitekit import ROOT, data, fragile, registry
+from sitekit.measure import ClockLog
 
 # GPU-marked code blocks on the H200: 253 s on 2026-12-01, 110 s of it a block that re-ran three producers
 # (now display-only: gpu_ci measures them itself). Untimed datasets run beside the blocks.
@@ -74,7 +75,10 @@ def measure(ds: registry.Dataset, tmpdir: Path) -> tuple[dict | None, str, str]:
     cmd = [sys.executable, str(ROOT / ds.script), "--out", str(out)]
     print("+", " ".join(cmd[1:]), flush=True)
     t0 = time.time()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    with ClockLog() as clocks:  # nvidia-smi in the background: what the clock did while the producer ran
+        proc = subprocess.run(
+            cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
     dt = time.time() - t0
     log = f"### {ds.name} ({dt:.0f} s, rc={proc.returncode})\n{proc.stdout}\n{proc.stderr}\n"
     if proc.returncode != 0:
@@ -92,6 +96,10 @@ def measure(ds: registry.Dataset, tmpdir: Path) -> tuple[dict | None, str, str]:
         return None, f"invalid dataset: {e}", log
     if obj["name"] != ds.name:
         return None, f"dataset name {obj['name']!r} does not match its producer's path ({ds.name!r})", log
+    if ds.timed:  # an untimed dataset runs beside the code blocks: their load is not its own
+        summary = clocks.summary()
+        if summary is not None:
+            obj["provenance"]["clocks"] = summary
     return obj, f"ok in {dt:.0f} s", log
 
 

@@ -613,3 +613,94 @@ def test_provenance_shows_seven_character_commits():
     assert render.short_commit("a762dcdba9fc") == "a762dcd"
     assert render.short_commit("f4f544f+dirty") == "f4f544f+dirty"
     assert render.short_commit("unknown") == "unknown"
+
+
+def test_clock_samples_are_parsed_and_idle_ones_left_out():
+    """nvidia-smi's lines become samples; the summary covers busy samples only and counts the
+    software-power-cap reason (0x4) and the slowdown reasons apart."""
+    from sitekit.measure import clock_summary, parse_clock_sample
+
+    lines = [
+        "345, 82.44, 43, 0x0000000000000001",  # idle: left out
+        "1980, 289.32, 47, 0x0000000000000000",
+        "1620, 185.89, 53, 0x0000000000000004",
+        "1440, 438.24, 61, 0x0000000000000004",
+        "1470, 441.84, 63, 0x0000000000000024",  # power cap and SW thermal slowdown
+        "[N/A], [N/A], 40, 0x0",  # not a sample
+        "clocks.current.sm [MHz], power.draw [W], temperature.gpu, clocks_event_reasons.active",
+    ]
+    samples = [s for s in map(parse_clock_sample, lines) if s is not None]
+    assert len(samples) == 5 and samples[1] == {"sm_mhz": 1980.0, "power_w": 289.32, "temp_c": 47.0, "reasons": 0}
+    c = clock_summary(samples)
+    assert c["samples"] == 4 and c["sm_mhz"] == [1440.0, 1620.0, 1980.0] and c["temp_c_max"] == 63.0
+    assert c["power_capped"] == 0.75 and c["slowdown"] == 0.25 and c["power_w"] == [438.2, 441.8]
+    assert clock_summary(samples[:1]) is None  # only idle samples: nothing to say
+
+
+def test_clock_log_windows_pick_the_samples_of_each_version():
+    from sitekit.measure import ClockLog
+
+    log = ClockLog()
+    mk = lambda mhz: {"sm_mhz": mhz, "power_w": 400.0, "temp_c": 60.0, "reasons": 4}  # noqa: E731
+    log.samples = [(1.0, mk(1980.0)), (2.0, mk(1500.0)), (3.0, mk(1400.0)), (4.0, mk(1900.0))]
+    assert log.windows([(1.5, 2.5), (2.9, 3.1)])["sm_mhz"] == [1400.0, 1500.0, 1500.0]
+    assert log.summary(3.5, None)["sm_mhz"] == [1900.0] * 3 and log.windows([(5, 6)]) is None
+
+
+def test_clock_log_without_nvidia_smi_records_nothing(monkeypatch):
+    """On a machine without nvidia-smi (CI) the log starts, records nothing and says why."""
+    from sitekit.measure import ClockLog
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with ClockLog() as log:
+        pass
+    assert log.samples == [] and log.summary() is None and "nvidia-smi" in log.error
+
+
+def test_provenance_line_reports_the_clock_and_bad_clocks_are_refused():
+    ds = data.new("art/ds", {"x": {"unit": "s", "noise": 0.1}}, [{"case": "a", "x": 1.0}])
+    assert "SM clock" not in render.provenance_line(ds, "en")
+    ds["provenance"]["clocks"] = {
+        "samples": 40, "sm_mhz": [1440.0, 1620.0, 1980.0], "power_w": [438.2, 560.0],
+        "temp_c_max": 63.0, "power_capped": 0.55, "slowdown": 0.0,
+    }
+    data.validate(ds, "x")
+    en, zh = render.provenance_line(ds, "en"), render.provenance_line(ds, "zh")
+    assert "SM clock 1,440–1,980 MHz while busy (median 1,620)" in en and "438 W" in en and "55 %" in en
+    assert "SM 时钟 1440–1980 MHz（中位数 1620）" in zh and "55%" in zh
+    for bad in ({"sm_mhz": [1980, 1440, 1620]}, {"power_w": [1.0]}, {"power_capped": 1.5}):
+        broken = copy.deepcopy(ds)
+        broken["provenance"]["clocks"].update(bad)
+        with pytest.raises(data.DataError, match="clocks"):
+            data.validate(broken, "x")
+
+
+def test_gpu_ci_records_the_clock_of_a_timed_producer_only(tmp_path, monkeypatch):
+    """gpu_ci samples nvidia-smi while a producer runs and adds the summary to a timed dataset's
+    provenance (an untimed one runs beside the code blocks, whose load is not its own)."""
+    gpu_ci = _gpu_ci()
+    fake = {"samples": 3, "sm_mhz": [1500.0, 1600.0, 1700.0], "power_w": [400.0, 450.0], "temp_c_max": 60.0,
+            "power_capped": 1.0, "slowdown": 0.0}
+
+    class FakeLog:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def summary(self):
+            return fake
+
+    monkeypatch.setattr(gpu_ci, "ClockLog", FakeLog)
+    script = tmp_path / "producer.py"
+    script.write_text(
+        "import sys\nsys.path.insert(0, %r)\nfrom sitekit import data\n"
+        "ds = data.new('art/ds', {'x': {'unit': 's', 'noise': 0.1}}, [{'case': 'a', 'x': 1.0}])\n"
+        "data.write(ds, sys.argv[sys.argv.index('--out') + 1])\n" % str(ROOT / "scripts")
+    )
+    for timed in (True, False):
+        ds = registry.Dataset(name="art/ds", script=str(script), needs="gpu", timed=timed)
+        new, msg, _log = gpu_ci.measure(ds, tmp_path)
+        assert new is not None, msg
+        assert (new["provenance"].get("clocks") == fake) is timed

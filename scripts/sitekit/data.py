@@ -136,6 +136,22 @@ def validate(obj: object, where: str) -> dict:
     for key in PROVENANCE_KEYS:
         if key not in prov:
             fail(f"provenance lacks '{key}'")
+    clocks = prov.get("clocks")  # gpu_ci's nvidia-smi summary (sitekit.measure.clock_summary), when present
+    if clocks is not None:
+        sm, pw, cap = (
+            clocks.get(k) if isinstance(clocks, dict) else None for k in ("sm_mhz", "power_w", "power_capped")
+        )
+        if not (
+            isinstance(sm, list)
+            and len(sm) == 3
+            and all(isinstance(x, (int, float)) for x in sm)
+            and sm[0] <= sm[1] <= sm[2]
+        ):
+            fail(f"provenance 'clocks': 'sm_mhz' must be [min, median, max] in MHz, got {sm!r}")
+        if not (isinstance(pw, list) and len(pw) == 2 and all(isinstance(x, (int, float)) for x in pw)):
+            fail(f"provenance 'clocks': 'power_w' must be [median, max] in W, got {pw!r}")
+        if not (isinstance(cap, (int, float)) and 0 <= cap <= 1):
+            fail(f"provenance 'clocks': 'power_capped' must be a fraction in [0, 1], got {cap!r}")
     metrics = obj["metrics"]
     if not isinstance(metrics, dict) or not metrics:
         fail("'metrics' must be a non-empty object")

@@ -129,12 +129,19 @@ def bench_l2(fn, state: str = "dirty", reps: int = 100, warmup: int = 10) -> flo
     return times[len(times) // 2]
 
 
-def bench_each_round(fns: dict, rounds: int = 3, **kw) -> dict:
-    """Time several versions in turn, `rounds` times: {name: [median of round 1, round 2, ...]}."""
+def bench_each_round(fns: dict, rounds: int = 3, spans: dict | None = None, **kw) -> dict:
+    """Time several versions in turn, `rounds` times: {name: [median of round 1, round 2, ...]}.
+    With `spans` (a dict), each version's (start, end) perf_counter() readings around its timings are
+    appended to spans[name]: the windows in which a ClockLog's samples belong to that version."""
+    import time
+
     times = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
+            t0 = time.perf_counter()
             times[name].append(bench(fn, **kw))
+            if spans is not None:
+                spans.setdefault(name, []).append((t0, time.perf_counter()))
     return times
 
 
@@ -179,6 +186,142 @@ def host_us(fn, calls: int = 100) -> float:
     t = time.perf_counter() - t0
     torch.cuda.synchronize()
     return t / calls * 1e6
+
+
+# nvidia-smi's clock and power fields, sampled while a producer runs (sitekit.measure.ClockLog). The
+# driver refreshes them about every 100 ms, so sampling faster only repeats values.
+CLOCK_QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
+IDLE = 0x1  # clocks_event_reasons bits, as nvidia-smi --help-query-gpu lists them
+SW_POWER_CAP = 0x4
+SLOWDOWN = 0x8 | 0x20 | 0x40 | 0x80  # HW slowdown, SW thermal, HW thermal, HW power brake
+
+
+def parse_clock_sample(line: str) -> dict | None:
+    """One line of `nvidia-smi --query-gpu=<CLOCK_QUERY> --format=csv,noheader,nounits`, e.g.
+    "1440, 3201, 438.24, 61, 0x0000000000000004" without the memory clock: {sm_mhz, power_w, temp_c,
+    reasons}; None for a line that is not such a sample (a header, an error, "[N/A]" fields)."""
+    parts = [x.strip() for x in line.split(",")]
+    if len(parts) != 4:
+        return None
+    try:
+        return {
+            "sm_mhz": float(parts[0]),
+            "power_w": float(parts[1]),
+            "temp_c": float(parts[2]),
+            "reasons": int(parts[3], 16),
+        }
+    except ValueError:
+        return None
+
+
+def clock_summary(samples: list[dict]) -> dict | None:
+    """What the GPU's clocks did while it was busy (samples whose reasons do not include "GPU idle"):
+    SM clock [min, median, max] in MHz, power [median, max] in W, the hottest temperature, and the
+    fraction of busy samples in which the driver held the clock down for its software power cap, or
+    for a hardware slowdown or thermal reason. None when no sample was busy."""
+    busy = [s for s in samples if not s["reasons"] & IDLE]
+    if not busy:
+        return None
+
+    def med(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2]
+
+    sm = [s["sm_mhz"] for s in busy]
+    pw = [s["power_w"] for s in busy]
+    return {
+        "samples": len(busy),
+        "sm_mhz": [min(sm), med(sm), max(sm)],
+        "power_w": [round(med(pw), 1), round(max(pw), 1)],
+        "temp_c_max": max(s["temp_c"] for s in busy),
+        "power_capped": round(sum(bool(s["reasons"] & SW_POWER_CAP) for s in busy) / len(busy), 3),
+        "slowdown": round(sum(bool(s["reasons"] & SLOWDOWN) for s in busy) / len(busy), 3),
+    }
+
+
+class ClockLog:
+    """Sample the GPU's SM clock, power, temperature and clock-event reasons with nvidia-smi in the
+    background while a block runs:
+
+        with ClockLog() as log:
+            t0 = time.perf_counter(); run(); t1 = time.perf_counter()
+        log.summary()            # the whole block
+        log.summary(t0, t1)      # the samples taken between two perf_counter() readings
+
+    Only reads: it never sets a clock or a limit. Without nvidia-smi (a CPU machine) it records
+    nothing and summary() is None."""
+
+    def __init__(self, interval_ms: int = 100, gpu: int = 0):
+        self.cmd = [
+            "nvidia-smi",
+            f"--id={gpu}",
+            f"--query-gpu={CLOCK_QUERY}",
+            "--format=csv,noheader,nounits",
+            f"--loop-ms={interval_ms}",
+        ]
+        self.samples: list[tuple[float, dict]] = []
+        self.error: str | None = None
+        self._proc = None
+        self._thread = None
+
+    def _read(self):
+        import time
+
+        for line in self._proc.stdout:
+            s = parse_clock_sample(line)
+            if s is not None:
+                self.samples.append((time.perf_counter(), s))
+
+    def __enter__(self):
+        import subprocess
+        import threading
+
+        try:
+            self._proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError as e:
+            self.error = f"nvidia-smi could not start: {e}"
+            return self
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=5)
+            except Exception:
+                self._proc.kill()
+            self._thread.join(timeout=5)
+        return False
+
+    def summary(self, t0: float | None = None, t1: float | None = None) -> dict | None:
+        picked = [s for t, s in self.samples if (t0 is None or t >= t0) and (t1 is None or t <= t1)]
+        return clock_summary(picked)
+
+    def windows(self, spans: list[tuple[float, float]]) -> dict | None:
+        """The summary of the samples that fall inside any of several (t0, t1) spans."""
+        picked = [s for t, s in self.samples if any(a <= t <= b for a, b in spans)]
+        return clock_summary(picked)
+
+
+def settle(seconds: float = 1.0) -> None:
+    """Run dense bf16 matrix products for `seconds` so the GPU's clock reaches the state sustained
+    tensor-core work holds it in, before versions are timed against each other. On the H200 the first
+    fraction of a second of dense GEMMs runs at the 1,980 MHz boost clock and the driver's software
+    power cap then brings the SM clock down (seen with ClockLog); without this, whichever version is
+    timed first in the first round gets the boost, and a best-of-rounds figure keeps it."""
+    import time
+
+    import torch
+
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(8):
+            torch.mm(a, a)
+        torch.cuda.synchronize()
+    del a
 
 
 def spread(ts: list[float]) -> float:

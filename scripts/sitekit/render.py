@@ -76,6 +76,11 @@ TEXT = {
         "en": "cases measured over {n} runs of the producer (finished cases kept between runs, same code and GPU)",
         "zh": "各用例分 {n} 次运行测得（同一代码、同一 GPU，已完成的用例在两次运行之间保留）",
     },
+    "clocks": {
+        "en": "SM clock {lo}–{hi} MHz while busy (median {med}), power {pw} W (median), software power cap "
+        "holding the clock in {cap} % of samples",
+        "zh": "GPU 忙碌时 SM 时钟 {lo}–{hi} MHz（中位数 {med}），功耗中位数 {pw} W，{cap}% 的采样中时钟受软件功耗上限压低",
+    },
     "stale": {"en": "stale: the code changed after this was measured", "zh": "数据已过期：测量之后代码已改动"},
     "faster": {"en": "faster", "zh": "更快"},
     "slower": {"en": "slower", "zh": "更慢"},
@@ -212,11 +217,21 @@ def provenance_line(ds: dict, lang: str) -> str:
     parts.append(f"{_t('data', lang)}<code>data/{ds['name']}.json</code>")
     if (ds.get("runs") or 1) > 1:
         parts.append(_t("runs_n", lang).format(n=int(ds["runs"])))
+    if p.get("clocks"):
+        parts.append(clocks_text(p["clocks"], lang))
     why = stale().get(ds["name"])
     if why:
         reason = why.get(lang) or why.get("en") if isinstance(why, dict) else str(why)
         parts.append(f'<span class="stale">⚠ {_t("stale", lang)} ({html.escape(reason)})</span>')
     return '<p class="provenance">' + " · ".join(parts) + "</p>"
+
+
+def clocks_text(c: dict, lang: str) -> str:
+    """The provenance line's account of the GPU clock during the run (gpu_ci's ClockLog summary)."""
+    lo, med, hi = (f"{int(round(x)):,}" if lang == "en" else str(int(round(x))) for x in c["sm_mhz"])
+    return _t("clocks", lang).format(
+        lo=lo, med=med, hi=hi, pw=f"{c['power_w'][0]:.0f}", cap=f"{100 * c['power_capped']:.0f}"
+    )
 
 
 def short_commit(commit: str) -> str:

@@ -146,7 +146,7 @@ def _num_sms(device) -> int:
 
 
 def wide_offsets(x2: torch.Tensor) -> bool:
-    """Whether a column's offset, column * column stride, can pass 2^31 elements (a transposed view of a
+    """Whether a column's offset, column * column stride, can reach 2^31 elements (a transposed view of a
     matrix of 2^31 elements or more): then the kernels compute it in 64 bits. Row offsets always are."""
     return (x2.shape[1] - 1) * abs(x2.stride(1)) >= 2**31
 
@@ -245,7 +245,7 @@ def softmax_online_kernel(out_ptr, in_ptr, in_row_stride, in_col_stride, out_row
         row_max = tl.max(m, axis=0)
         row_sum = tl.sum(s * tl.exp(m - row_max), axis=0)          # rescale every lane to the row max
         inv = 1.0 / row_sum
-        # pass 2: read the row again (often from L2), write the result once
+        # pass 2: read the row again (from DRAM at the wide rows this kernel gets), write the result once
         for start in tl.range(0, n_cols, BLOCK, num_stages=STAGES, loop_unroll_factor=UNROLL):
             mask = start + cols < n_cols
             x = tl.load(in_row + (start + cols) * in_col_stride, mask=mask, other=0.0).to(tl.float32)
