@@ -774,3 +774,28 @@ def test_dram_byte_sentences_hold_in_both_runs():
         for sentence, ok in holds(rows).items():
             assert sentence in page, f"the page no longer says {sentence!r}: update this test with it"
             assert ok, f"the {run} run no longer supports {sentence!r}: rewrite the sentence"
+
+
+def test_gemm_clock_sentences_hold_in_this_run_and_the_one_before():
+    """The GEMM section says: every clock sample taken while the GEMMs were timed has the software power
+    cap as its reason; cuBLAS's median SM clock is lower at 8192^3 than at 4096^3 (the page's check);
+    per clock cycle the larger product does at least as much work; and the memory-bound softmax runs
+    hold the 1,980 MHz the page names. Checked on the latest run and, where the history keeps the
+    figures, the run before it."""
+    from sitekit import data as sd
+
+    gemm = sd.load("triton_kernel_practice/gemm")
+    assert all(r["power_capped"] == 1.0 for r in gemm["rows"]), "a GEMM was timed with the clock not power-capped"
+    runs = [gemm["rows"]]
+    prev = [sd.previous_row(gemm, r) for r in gemm["rows"]]
+    assert all(p is not None and "sm_mhz" in p for p in prev), "the run before has no clock figures for every case"
+    runs.append(prev)
+    for rows in runs:
+        cub = {(r["dtype"], r["size"]): r for r in rows if r["impl"] == "cublas"}
+        for dt in ("fp16", "bf16"):
+            small, large = cub[(dt, 4096)], cub[(dt, 8192)]
+            assert large["sm_mhz"] < small["sm_mhz"], (dt, small["sm_mhz"], large["sm_mhz"])
+            per_clock = (large["tflops"] / large["sm_mhz"]) / (small["tflops"] / small["sm_mhz"])
+            assert per_clock >= 0.97, (dt, per_clock)
+    softmax = sd.load("triton_kernel_practice/softmax")["provenance"]["clocks"]
+    assert softmax["sm_mhz"][1] == 1980 and softmax["power_capped"] < 0.1, softmax
