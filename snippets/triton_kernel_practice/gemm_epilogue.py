@@ -15,7 +15,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 DEVICE = "cpu" if INTERPRET else "cuda"
-GELU_C = math.sqrt(2.0 / math.pi)
+GELU_C = tl.constexpr(math.sqrt(2.0 / math.pi))   # a global a kernel reads must be a constexpr
 
 
 @triton.jit

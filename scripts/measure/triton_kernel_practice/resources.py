@@ -148,6 +148,22 @@ def main(argv=None) -> int:
            "swap_ab": "off", "split": "off", "num_warps": c["num_warps"], "num_stages": c["num_stages"]},
           lin.fp8_tma_kernel, sig, const, c["num_warps"], c["num_stages"])
 
+    # gemm_epilogue.py's kernel at the configuration its wrapper uses, with and without the fused bias
+    # and GELU: what the epilogue costs in registers (nn.Linear layout: W (N, K) K-major)
+    ep = snippet("gemm_epilogue")
+    c = ep.CONFIG
+    bm, bn, bk = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]
+    for fused in (False, True):
+        sig = {"x_desc": f"tensordesc<fp16[{bm}, {bk}]>", "w_desc": f"tensordesc<fp16[{bn}, {bk}]>",
+               "y_desc": f"tensordesc<fp16[{bm}, {bn // 2 if c['EPI_SPLIT'] else bn}]>", "bias_ptr": "*fp16",
+               "M": 4096, "N": 11008, "K": 4096}
+        const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "NUM_SMS": 132, "BIAS": fused, "GELU": fused,
+                 "EPI_SPLIT": c["EPI_SPLIT"]}
+        build({"table": "epilogue", "kernel": "linear_gelu" if fused else "linear", "dtype": "fp16",
+               "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": c["num_warps"],
+               "num_stages": c["num_stages"], "epi_split": "on" if c["EPI_SPLIT"] else "off"},
+              ep.linear_gelu_kernel, sig, const, c["num_warps"], c["num_stages"])
+
     metrics = {
         "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
         "spill_bytes": {"unit": "bytes", "noise": 0, "fmt": "d"},
