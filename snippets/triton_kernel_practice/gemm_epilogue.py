@@ -19,17 +19,28 @@ GELU_C = tl.constexpr(math.sqrt(2.0 / math.pi))   # a global a kernel reads must
 
 
 @triton.jit
-def gelu_tanh(v):
-    # 0.5 v (1 + tanh(u)) = v * sigmoid(2u), u = sqrt(2/pi) (v + 0.044715 v^3): one exp, no tanh
+def tanh_approx(u):
+    # PTX's tanh.approx.f32: one MUFU.TANH instruction on the special-function unit
+    return tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=r,r", [u], dtype=tl.float32,
+                                     is_pure=True, pack=1)
+
+
+@triton.jit
+def gelu_tanh(v, FAST: tl.constexpr):
+    # PyTorch's gelu(approximate="tanh"): 0.5 v (1 + tanh(u)), u = sqrt(2/pi) (v + 0.044715 v^3)
     u = GELU_C * (v + 0.044715 * v * v * v)
-    return v * tl.sigmoid(2.0 * u)
+    if FAST:                        # on the GPU: one special-function instruction per element
+        h = 0.5 * v
+        return h + h * tanh_approx(u)
+    return v * tl.sigmoid(2.0 * u)  # the same function (0.5 (1 + tanh u) = sigmoid 2u): an exp and a
+                                    # division; the interpreter cannot run inline PTX
 
 
 @triton.jit
 def linear_gelu_kernel(x_desc, w_desc, y_desc, bias_ptr, M, N, K,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                       NUM_SMS: tl.constexpr,
-                       BIAS: tl.constexpr, GELU: tl.constexpr, EPI_SPLIT: tl.constexpr):
+                       NUM_SMS: tl.constexpr, BIAS: tl.constexpr, GELU: tl.constexpr,
+                       FAST_TANH: tl.constexpr, EPI_SPLIT: tl.constexpr):
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     # Persistent, as gemm.py's TMA kernel; tiles in M-first order: the programs of one wave cover a few
@@ -48,7 +59,7 @@ def linear_gelu_kernel(x_desc, w_desc, y_desc, bias_ptr, M, N, K,
             cols = off_n + tl.arange(0, BLOCK_N)
             acc += tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
         if GELU:
-            acc = gelu_tanh(acc)
+            acc = gelu_tanh(acc, FAST_TANH)
         if EPI_SPLIT:                                  # two half-width stores: half the staging buffer
             c0, c1 = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
             y_desc.store([off_m, off_n], c0.to(y_desc.dtype))
@@ -100,7 +111,7 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = No
     grid = (min(sms, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
     linear_gelu_kernel[grid](x_desc, w_desc, y_desc, y if bias is None else bias, M, N, K,
                              BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, NUM_SMS=grid[0],
-                             BIAS=bias is not None, GELU=gelu, **cfg)
+                             BIAS=bias is not None, GELU=gelu, FAST_TANH=not INTERPRET, **cfg)
     return y
 # --8<-- [end:wrapper]
 

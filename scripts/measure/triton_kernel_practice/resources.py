@@ -68,6 +68,7 @@ def main(argv=None) -> int:
                    hmma="yes" if re.search(r"\bHMMA", sass) else "no", tma="yes" if "UTMALDG" in sass else "no")
         rows.append(row)
         print(row, flush=True)
+        return sass
 
     n = 4096   # the GEMM section's square size: A (n, n) row-major, B (n, n) with unit stride along N
     ptr = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": n, "N": n, "K": n,
@@ -158,11 +159,12 @@ def main(argv=None) -> int:
                "y_desc": f"tensordesc<fp16[{bm}, {bn // 2 if c['EPI_SPLIT'] else bn}]>", "bias_ptr": "*fp16",
                "M": 4096, "N": 11008, "K": 4096}
         const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "NUM_SMS": 132, "BIAS": fused, "GELU": fused,
-                 "EPI_SPLIT": c["EPI_SPLIT"]}
-        build({"table": "epilogue", "kernel": "linear_gelu" if fused else "linear", "dtype": "fp16",
-               "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": c["num_warps"],
-               "num_stages": c["num_stages"], "epi_split": "on" if c["EPI_SPLIT"] else "off"},
-              ep.linear_gelu_kernel, sig, const, c["num_warps"], c["num_stages"])
+                 "FAST_TANH": True, "EPI_SPLIT": c["EPI_SPLIT"]}
+        sass = build({"table": "epilogue", "kernel": "linear_gelu" if fused else "linear", "dtype": "fp16",
+                      "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": c["num_warps"],
+                      "num_stages": c["num_stages"], "epi_split": "on" if c["EPI_SPLIT"] else "off"},
+                     ep.linear_gelu_kernel, sig, const, c["num_warps"], c["num_stages"])
+        rows[-1]["mufu_tanh"] = "yes" if "MUFU.TANH" in sass else "no"   # tanh.approx.f32 in the machine code
 
     metrics = {
         "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
