@@ -9,3 +9,6 @@ python snippets/triton_kernel_practice/flash_attention.py
 # --8<-- [start:launch_handle]
 python snippets/triton_kernel_practice/launch_handle.py
 # --8<-- [end:launch_handle]
+# --8<-- [start:gemm_epilogue]
+python snippets/triton_kernel_practice/gemm_epilogue.py
+# --8<-- [end:gemm_epilogue]
