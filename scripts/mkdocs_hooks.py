@@ -152,7 +152,7 @@ ALT_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[a-z]+">
 
 
 def on_post_page(output: str, page, config, **kwargs):
-    """Two fixes in the rendered HTML.
+    """Fixes and additions in the rendered HTML.
 
     - Material treats `<link rel="alternate" hreflang>` as each language's root: it fetches
       <href>/sitemap.xml (a 404 on every page, since i18n points these at the same page in the
@@ -160,21 +160,40 @@ def on_post_page(output: str, page, config, **kwargs):
       which needs absolute URLs (no site_url here), so the reader landed on the other language's
       home page. Without these tags the menu's own links, which i18n points at the same page in
       the other language, are followed as they are. The hreflang pairs stay in sitemap.xml.
-    - Chinese pages use the Chinese search index (site/zh/search/), see on_post_build.
+    - Chinese pages use the Chinese search index (site/zh/search/), see on_post_build, and every page
+      runs Material's search worker inside the site's shim (search_worker).
+    - A <noscript> note above each diagram and break points in provenance paths (sitekit.reader).
     """
+    lang = _lang(page)
     output = ALT_LINK.sub("", output)
-    output = reader.decorate(output, _lang(page), page.url, config.get("repo_url"), _branch(config))
-    if _lang(page) != "zh":
-        return output
-    output = reader.close_cjk_gaps(output)
+    output = reader.decorate(output, lang, page.url, config.get("repo_url"), _branch(config))
+    output = reader.diagram_notes(output, lang)
+    output = reader.breakable_paths(output)
+    if lang == "zh":
+        output = reader.close_cjk_gaps(output)
 
     def sub(m):
         cfg = json.loads(m.group(2))
-        # trailing slash: Material resolves "search/search_index.json" and result locations against it
-        cfg["base"] = (cfg["base"].rstrip("/") + "/zh/") if cfg["base"] not in ("", ".") else "zh/"
+        if lang == "zh":
+            # trailing slash: Material resolves "search/search_index.json" and result locations against it
+            cfg["base"] = (cfg["base"].rstrip("/") + "/zh/") if cfg["base"] not in ("", ".") else "zh/"
+        cfg["search"] = search_worker(cfg.get("search") or "")
         return m.group(1) + json.dumps(cfg, ensure_ascii=False) + m.group(3)
 
     return CONFIG_SCRIPT.sub(sub, output, count=1)
+
+
+MATERIAL_WORKER = re.compile(r"^(?P<dir>.*/)(?P<name>search\.[0-9a-f]+\.min\.js)$")
+
+
+def search_worker(url: str) -> str:
+    """Material's search worker, run inside overrides/assets/javascripts/workers/site-search.js, which
+    segments Chinese queries and fills the empty ?h= of result links (see that file). Material's own
+    file is unchanged; the shim loads it by the name given here."""
+    m = MATERIAL_WORKER.match(url)
+    if not m:
+        raise PluginError(f"Material's search worker is not where the hook expects it: {url!r}")
+    return f"{m.group('dir')}site-search.js?material={m.group('name')}"
 
 
 PRE_BLOCK = re.compile(r"<pre\b.*?</pre>", re.S)

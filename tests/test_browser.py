@@ -429,3 +429,231 @@ def test_glossary_fits_a_phone_and_its_anchors_land(browser, server, path):
         assert 0 <= top < 900, f"{path}#g-guard did not scroll to the term (top {top})"
     finally:
         ctx.close()
+
+
+def _rendered(page):
+    if page.locator(".mermaid-diagram").count():
+        page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
+
+
+@pytest.mark.parametrize("path", ["how-ai-compilers-work/", "zh/how-ai-compilers-work/"])
+def test_palette_switch_redraws_diagrams_in_place(browser, server, path):
+    """Switching light/dark redraws every diagram (site.js); the page must not jump while it does: the box
+    keeps its drawing until the new one replaces it (it used to fall back to its source for a moment)."""
+    v = Visit(browser, server)
+    try:
+        page = v.open(path)
+        _rendered(page)
+        page.evaluate("""() => {
+            const d = document.querySelector('.mermaid-diagram');
+            window.__old = d.querySelector('svg');
+            window.scrollTo(0, d.getBoundingClientRect().top + scrollY - 80);
+            window.__moves = [];
+            (function sample() {
+                window.__moves.push([scrollY, d.getBoundingClientRect().bottom]);
+                if (!window.__done) requestAnimationFrame(sample);
+            })();
+        }""")
+        page.locator("form[data-md-component=palette] label:visible").first.click()
+        page.wait_for_function(
+            "document.querySelector('.mermaid-diagram svg') !== window.__old"
+            " && document.body.dataset.diagrams === 'rendered'",
+            timeout=20000,
+        )
+        page.wait_for_timeout(300)
+        moves = page.evaluate("window.__done = true, window.__moves")
+        ys, bottoms = {round(y) for y, _ in moves}, [b for _, b in moves]
+        assert len(ys) == 1 and max(bottoms) - min(bottoms) <= 1, (
+            f"{path}: the page moved during the redraw: scrollY {sorted(ys)}, "
+            f"diagram bottom {min(bottoms):.0f}..{max(bottoms):.0f} px"
+        )
+        assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
+        assert not v.errors and not v.external, (v.errors, v.external)
+    finally:
+        v.close()
+
+
+@pytest.mark.parametrize("lang,query,words", [("en", "autotune", ["autotune"]), ("zh", "算子融合", ["算子", "融合"])])
+def test_search_results_highlight_every_word_of_the_query(browser, server, lang, query, words):
+    """Every result link carries the query's words in ?h= (a page matched only in its sections got an empty
+    ?h=), and a Chinese query is searched and highlighted as all its words (Material's own segmenter
+    dropped the last word of a run: 算子融合 was searched and highlighted as 算子)."""
+    from urllib.parse import parse_qs
+
+    v = Visit(browser, server)
+    try:
+        page = v.open("" if lang == "en" else "zh/")
+        page.locator("label.md-search__icon, .md-search__input").first.click()
+        box = page.locator("input.md-search__input")
+        box.fill(query)
+        box.press("End")  # fill() fires no keyup; Material searches on keyup
+        page.wait_for_selector(".md-search-result__item", timeout=15000)
+        hrefs = page.locator(".md-search-result__link").evaluate_all("els => els.map(e => e.href)")
+        highlights = [parse_qs(urlparse(h).query).get("h", [""])[0].split() for h in hrefs]
+        empty = [h for h, hl in zip(hrefs, highlights) if not hl]
+        assert not empty, f"{query!r}: result links with an empty ?h=: {empty[:3]}"
+        assert any(sorted(hl) == sorted(words) for hl in highlights), f"{query!r}: ?h= values {highlights[:5]}"
+        marked = set(page.locator(".md-search-result mark").all_inner_texts())
+        assert set(words) <= marked, f"{query!r}: the results mark {sorted(marked)}"
+        page.locator(".md-search-result__link").first.click()
+        page.wait_for_selector("mark[data-md-highlight]", timeout=10000)
+        on_page = set(page.locator("mark[data-md-highlight]").all_inner_texts())
+        assert set(words) <= {w.lower() for w in on_page}, f"{query!r}: the page highlights {sorted(on_page)}"
+        assert not v.errors and not v.external, (v.errors, v.external)
+    finally:
+        v.close()
+
+
+def test_diagrams_without_javascript_show_their_source(browser, server):
+    """With JavaScript off no diagram is drawn: the reader gets a note in the page's language and the
+    diagram's Mermaid source as code, not an empty box."""
+    from sitekit import reader
+
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+    try:
+        page = ctx.new_page()
+        for lang, slug, path in _diagram_pages():
+            page.goto(f"{server}/{path}", wait_until="load")
+            boxes = page.locator(".mermaid-diagram")
+            notes = page.locator(".diagram-noscript")
+            assert notes.count() == boxes.count() > 0, f"{lang}/{slug}: {notes.count()} notes, {boxes.count()} diagrams"
+            for i in range(boxes.count()):
+                box, note = boxes.nth(i), notes.nth(i)
+                assert note.is_visible() and note.inner_text() == reader.DIAGRAM_NOTE[lang], f"{lang}/{slug} #{i}"
+                style = box.evaluate("e => [getComputedStyle(e).visibility, getComputedStyle(e).fontFamily]")
+                assert style[0] == "visible" and "monospace" in style[1], f"{lang}/{slug} #{i}: {style}"
+                assert re.match(r"(%%\{.*\}%%\s*)?(flowchart|graph) ", box.inner_text().strip()), (
+                    f"{lang}/{slug} #{i}: the source is not shown as written"
+                )
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_reading_map_boxes_link_to_their_articles(browser, server, lang):
+    """On the landing page each article's box in the reading map is a link to that article, in the same
+    language (Mermaid `click … href`; site.js keeps securityLevel "strict")."""
+    from sitekit.articles import ARTICLES
+
+    prefix = "/" if lang == "en" else "/zh/"
+    v = Visit(browser, server)
+    try:
+        page = v.open(prefix.lstrip("/"))
+        _rendered(page)
+        links = page.locator("#reading-map ~ .mermaid-diagram svg a")
+        paths = links.evaluate_all(
+            "els => els.map(a => new URL(a.getAttribute('href') || a.getAttribute('xlink:href'), location.href).pathname)"
+        )
+        assert sorted(paths) == sorted(f"{prefix}{slug}/" for slug, _, _ in ARTICLES), paths
+        links.nth(paths.index(f"{prefix}cuda-compilation-pipeline/")).click()
+        page.wait_for_url(f"{server}{prefix}cuda-compilation-pipeline/", timeout=10000)
+        assert not v.errors and not v.external, (v.errors, v.external)
+    finally:
+        v.close()
+
+
+@pytest.mark.parametrize(
+    "lang,label,close",
+    [("en", "View full size", "Close"), ("zh", "查看大图", "关闭")],
+)
+def test_wide_diagram_opens_full_size_from_the_keyboard(browser, server, lang, label, close):
+    """A diagram shown smaller than its natural size has a "View full size" button (in the page's language)
+    that opens it at natural size in an overlay; Escape closes it and gives the focus back."""
+    v = Visit(browser, server)
+    try:
+        page = v.open(("" if lang == "en" else "zh/") + "how-ai-compilers-work/")
+        _rendered(page)
+        assert page.locator(".diagram-zoom:visible").count(), "no 'View full size' button under a wide diagram"
+        button = page.locator(".diagram-zoom:visible").first
+        assert button.inner_text() == label
+        natural = button.evaluate(
+            "b => b.parentElement.previousElementSibling.querySelector('svg').viewBox.baseVal.width"
+        )
+        button.focus()
+        page.keyboard.press("Enter")
+        dialog = page.locator("dialog.diagram-dialog[open]")
+        dialog.wait_for(timeout=5000)
+        width = dialog.locator("svg").evaluate("s => s.getBoundingClientRect().width")
+        assert abs(width - natural) <= 1, f"shown {width:.0f} px wide, natural width {natural:.0f} px"
+        assert page.evaluate("document.activeElement.textContent") == close
+        page.keyboard.press("Escape")
+        page.wait_for_selector("dialog.diagram-dialog[open]", state="detached", timeout=5000)
+        assert page.evaluate("document.activeElement.classList.contains('diagram-zoom')")
+        assert not v.errors and not v.external, (v.errors, v.external)
+    finally:
+        v.close()
+
+
+# each line break inside a provenance line's code: [the code's text, the characters before and after it]
+CODE_BREAKS = """() => {
+  const out = [];
+  document.querySelectorAll('.provenance code').forEach(code => {
+    let top = null, prev = '';
+    const it = document.createNodeIterator(code, NodeFilter.SHOW_TEXT);
+    for (let n = it.nextNode(); n; n = it.nextNode()) {
+      for (let i = 0; i < n.data.length; i++) {
+        const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+        const rect = r.getClientRects()[0];
+        if (rect && rect.width) {
+          if (top !== null && rect.top > top + 2) out.push([code.textContent, prev + n.data[i]]);
+          top = rect.top;
+        }
+        prev = n.data[i];
+      }
+    }
+  });
+  return out;
+}"""
+
+
+def test_provenance_paths_wrap_between_names_on_a_phone(browser, server):
+    """At 390 px a provenance line's paths and commands wrap after a `/` or at a space, never inside a
+    file name or a flag (`softmax_launch.p` / `y`, `--bud` / `get-s`)."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    seen, bad = 0, []
+    try:
+        page = ctx.new_page()
+        for lang, slug, path in _urls():
+            if not re.search(
+                r"\{\{\s*(table|plot|provenance)\(", (DOCS / lang / f"{slug}.md").read_text(encoding="utf-8")
+            ):
+                continue
+            page.goto(f"{server}/{path}", wait_until="domcontentloaded")
+            breaks = page.evaluate(CODE_BREAKS)
+            seen += len(breaks)
+            bad += [
+                f"{lang}/{slug}: {text!r} breaks at {at!r}" for text, at in breaks if not re.match(r"[/\s]|.\s", at)
+            ]
+    finally:
+        ctx.close()
+    assert seen, "no provenance code wrapped at 390 px: the test saw nothing to check"
+    assert not bad, "\n".join(bad[:10])
+
+
+@pytest.mark.parametrize("path", ["cuda-compilation-pipeline/", "zh/cuda-compilation-pipeline/"])
+def test_sass_diagram_is_monospace_one_instruction_a_line(browser, server, path):
+    """The SASS control-flow graph shows assembly as assembly: a monospace font, one instruction per line
+    (at Mermaid's default width its proportional labels wrapped inside instructions)."""
+    v = Visit(browser, server)
+    try:
+        page = v.open(path)
+        _rendered(page)
+        lines = page.evaluate("""() => {
+            const d = [...document.querySelectorAll('.mermaid-diagram')].find(d => d.dataset.source.includes('ISETP'));
+            return [...d.querySelectorAll('.nodeLabel')].flatMap(label => {
+                const out = [], it = document.createNodeIterator(label, NodeFilter.SHOW_TEXT);
+                for (let n = it.nextNode(); n; n = it.nextNode()) {
+                    if (!n.data.trim()) continue;
+                    const r = document.createRange(); r.selectNodeContents(n);
+                    out.push([n.data, r.getClientRects().length, getComputedStyle(n.parentElement).fontFamily]);
+                }
+                return out;
+            });
+        }""")
+        assert len(lines) > 10, lines
+        wrapped = [t for t, rects, _ in lines if rects != 1]
+        assert not wrapped, f"{path}: instructions wrapped: {wrapped[:5]}"
+        fonts = {f for _, _, f in lines}
+        assert all("monospace" in f for f in fonts), f"{path}: {fonts}"
+    finally:
+        v.close()

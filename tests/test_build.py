@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from sitekit import LANGS, ROOT
 from sitekit.articles import ARTICLES, ORDER
 
@@ -164,3 +165,86 @@ def test_published_sitemap_has_absolute_urls():
     assert 'hreflang="en" href="https://example.github.io/ai-compiler/"' in out
     assert 'hreflang="zh" href="https://example.github.io/ai-compiler/zh/"' in out
     assert "<loc>https://example.github.io/ai-compiler/cuda-compilation-pipeline/</loc>" in out
+
+
+SITE_NAME = {"en": "09. AI Compiler", "zh": "09. AI 编译器"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_sidebar_names_the_chapter_once(built_site, lang):
+    """The sidebar's title is the site name; the landing page's own entry under it is "Chapter overview",
+    not the site name a second time (browser walk), and still links the landing page."""
+    from bs4 import BeautifulSoup
+
+    site = built_site[0]
+    for page in ("", "glossary/"):
+        path = site / ("" if lang == "en" else lang) / page / "index.html"
+        nav = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").select_one("nav.md-nav--primary")
+        said = [s for s in nav.stripped_strings if s == SITE_NAME[lang]]
+        assert len(said) == 1, f"{lang}/{page}: the sidebar says {SITE_NAME[lang]!r} {len(said)} times"
+        home = [
+            a
+            for a in nav.select("a.md-nav__link")
+            if a.get_text(strip=True) == ("Chapter overview", "本章概览")[lang == "zh"]
+        ]
+        assert home and home[0]["href"].rstrip("/") in (".", ".."), (
+            f"{lang}/{page}: no sidebar entry for the landing page"
+        )
+
+
+def test_search_runs_materials_worker_inside_the_sites_shim(built_site):
+    """Every page's search worker is the shim (Chinese queries cut into the index's words, no empty ?h=),
+    and the shim names Material's worker file as the build has it."""
+    site = built_site[0]
+    for page in ("index.html", "zh/index.html", "zh/glossary/index.html"):
+        text = (site / page).read_text(encoding="utf-8")
+        cfg = json.loads(re.search(r'<script id="__config" type="application/json">(.*?)</script>', text, re.S)[1])
+        worker = (site / page).parent / cfg["search"].split("?")[0]
+        assert worker.resolve().name == "site-search.js" and worker.is_file(), cfg["search"]
+        material = re.fullmatch(r"[^?]*\?material=(search\.[0-9a-f]+\.min\.js)", cfg["search"])
+        assert material and (worker.parent / material[1]).is_file(), f"{page}: {cfg['search']}"
+
+
+def test_diagrams_have_a_note_for_readers_without_javascript(built_site):
+    """Each diagram has a <noscript> note in the page's language (site.css shows the source as code then);
+    the note is added after the search index took the page's text, so search does not find it."""
+    from sitekit import reader
+
+    site = built_site[0]
+    for lang in LANGS:
+        for md in sorted((ROOT / "docs" / lang).glob("*.md")):
+            n = md.read_text(encoding="utf-8").count("```mermaid")
+            if not n:
+                continue
+            out = site / ("" if lang == "en" else lang) / ("" if md.stem == "index" else md.stem) / "index.html"
+            text = out.read_text(encoding="utf-8")
+            note = f'<noscript><p class="diagram-noscript">{reader.DIAGRAM_NOTE[lang]}</p></noscript>'
+            assert text.count(note + '<div class="mermaid-diagram">') == n, f"{lang}/{md.stem}: notes missing"
+        index = site / ("" if lang == "en" else lang) / "search" / "search_index.json"
+        assert reader.DIAGRAM_NOTE[lang][:12] not in index.read_text(encoding="utf-8")
+
+
+def test_reading_map_links_every_article(built_site):
+    """Each article's box in the landing page's reading map links to that article in the same language."""
+    site = built_site[0]
+    for lang in LANGS:
+        md = (ROOT / "docs" / lang / "index.md").read_text(encoding="utf-8")
+        diagram = re.search(r"```mermaid\n(.*?)```", md, re.S)[1]
+        hrefs = re.findall(r'^\s*click \w+ href "([^"]+)"', diagram, re.M)
+        assert sorted(hrefs) == sorted(f"{slug}/" for slug, _, _ in ARTICLES), hrefs
+        for h in hrefs:
+            assert (site / ("" if lang == "en" else lang) / h / "index.html").is_file(), f"{lang}: {h} is not a page"
+
+
+def test_provenance_paths_break_after_a_slash():
+    """In a provenance line a path or command may wrap after each `/`; a flag with hyphens stays whole."""
+    from sitekit import reader
+
+    line = (
+        '<p class="provenance">x · <code>python scripts/measure/a_b/c.py --budget-s 150</code> · '
+        "data: <code>data/a_b/c.json</code></p>"
+    )
+    out = reader.breakable_paths(line)
+    assert '<code>python scripts/<wbr>measure/<wbr>a_b/<wbr>c.py <span class="nobr">--budget-s</span> 150</code>' in out
+    assert "<code>data/<wbr>a_b/<wbr>c.json</code>" in out
+    assert reader.breakable_paths("<p>data/a_b/c.json</p>") == "<p>data/a_b/c.json</p>"

@@ -43,28 +43,46 @@
   }
 
   var mermaidModule = null;
+  var drawn = null;      // the palette the diagrams were last drawn in
+  var round = 0;         // a palette switch during a redraw starts a new round; the old one stops
   function scheme() {
     return document.body.getAttribute("data-md-color-scheme") === "slate" ? "dark" : "default";
   }
   function renderDiagrams() {
     var nodes = Array.prototype.slice.call(document.querySelectorAll(".mermaid-diagram"));
-    if (!nodes.length) return;
+    if (!nodes.length || scheme() === drawn) return;
+    drawn = scheme();
+    var mine = ++round;
     nodes.forEach(function (n) {
       if (!n.dataset.source) n.dataset.source = n.textContent;
-      n.removeAttribute("data-processed");
-      n.textContent = n.dataset.source;
     });
+    document.body.setAttribute("data-diagrams", "rendering");
     (mermaidModule || (mermaidModule = import(vendor + "mermaid/mermaid.esm.min.mjs")))
       .then(function (m) {
         var mermaid = m.default;
-        mermaid.initialize({ startOnLoad: false, theme: scheme(), securityLevel: "strict",
+        // "strict": labels are text, not HTML; a `click X href "url"` line still makes its box a link
+        mermaid.initialize({ startOnLoad: false, theme: drawn, securityLevel: "strict",
                              fontFamily: getComputedStyle(document.body).fontFamily,
                              // a long group title wraps onto two or three lines: leave it room
                              // instead of drawing the group's first boxes over it
                              flowchart: { subGraphTitleMargin: { top: 4, bottom: 30 } } });
-        return mermaid.run({ nodes: nodes });
+        // Each diagram is drawn off the page, then swapped in whole: a redraw (palette switch) never
+        // empties the box, so the page neither shows the source nor changes height (no jump).
+        return nodes.reduce(function (done, n, i) {
+          return done.then(function () {
+            if (mine !== round) return;
+            return mermaid.render("mermaid-" + mine + "-" + i, n.dataset.source.trim()).then(function (r) {
+              if (mine !== round) return;
+              n.innerHTML = r.svg;
+              if (r.bindFunctions) r.bindFunctions(n);
+              n.setAttribute("data-processed", "true");
+              fitDiagram(n);
+              zoomButton(n);
+            }, function (e) { console.error("mermaid:", e); });
+          });
+        }, Promise.resolve());
       })
-      .then(function () { nodes.forEach(fitDiagram); document.body.setAttribute("data-diagrams", "rendered"); })
+      .then(function () { if (mine === round) document.body.setAttribute("data-diagrams", "rendered"); })
       .catch(function (e) { console.error("mermaid:", e); });
   }
 
@@ -72,16 +90,82 @@
   // MIN_SCALE of its natural size (Mermaid draws 16 px labels: 0.72 keeps them at 11.5 px) and let
   // the box scroll sideways instead.
   var MIN_SCALE = 0.72;
+  function natural(svg) {
+    return svg && svg.viewBox && svg.viewBox.baseVal ? svg.viewBox.baseVal.width : 0;
+  }
   function fitDiagram(n) {
     var svg = n.querySelector("svg");
-    if (!svg || !svg.viewBox || !svg.viewBox.baseVal) return;
-    var natural = svg.viewBox.baseVal.width;
-    var room = n.clientWidth;
-    if (!natural || !room) return;
-    var width = Math.min(natural, Math.max(room, natural * MIN_SCALE));
+    var width = natural(svg), room = n.clientWidth;
+    if (!width || !room) return;
+    width = Math.min(width, Math.max(room, width * MIN_SCALE));
     svg.style.maxWidth = "none";
     svg.style.width = width + "px";
     svg.setAttribute("width", width);
+  }
+
+  // A diagram shown smaller than its natural size, or cut off at the column's edge, gets a button
+  // under it that opens it at full size in an overlay (a modal <dialog>: Esc or "Close" ends it and
+  // focus returns to the button).
+  var zh = (document.documentElement.lang || "").indexOf("zh") === 0;
+  var TEXT = zh
+    ? { open: "查看大图", close: "关闭", dialog: "原始尺寸的图表" }
+    : { open: "View full size", close: "Close", dialog: "Diagram at full size" };
+  function zoomButton(n) {
+    var svg = n.querySelector("svg");
+    var tools = n.nextElementSibling;
+    if (!tools || !tools.classList.contains("diagram-tools")) {
+      tools = document.createElement("div");
+      tools.className = "diagram-tools";
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "diagram-zoom";
+      b.textContent = TEXT.open;
+      b.setAttribute("aria-haspopup", "dialog");
+      b.addEventListener("click", function () { openFull(n, b); });
+      tools.appendChild(b);
+      n.insertAdjacentElement("afterend", tools);
+    }
+    var shown = svg ? svg.getBoundingClientRect().width : 0;
+    tools.hidden = !(natural(svg) > shown + 1 || n.scrollWidth > n.clientWidth + 1);
+  }
+
+  var dialog = null;
+  function openFull(n, opener) {
+    var svg = n.querySelector("svg");
+    if (!svg) return;
+    if (!dialog) {
+      dialog = document.createElement("dialog");
+      dialog.className = "diagram-dialog";
+      dialog.setAttribute("aria-label", TEXT.dialog);
+      var bar = document.createElement("div");
+      bar.className = "diagram-dialog__bar";
+      var close = document.createElement("button");
+      close.type = "button";
+      close.className = "diagram-dialog__close";
+      close.textContent = TEXT.close;
+      close.addEventListener("click", function () { dialog.close(); });
+      bar.appendChild(close);
+      var body = document.createElement("div");
+      body.className = "diagram-dialog__body";
+      body.tabIndex = 0;  // arrow keys scroll a diagram larger than the screen
+      dialog.appendChild(bar);
+      dialog.appendChild(body);
+      dialog.addEventListener("click", function (e) { if (e.target === dialog) dialog.close(); });
+      dialog.addEventListener("close", function () {
+        body.textContent = "";
+        if (dialog.returnTo) dialog.returnTo.focus();
+      });
+      document.body.appendChild(dialog);
+    }
+    var copy = svg.cloneNode(true);   // keeps its id: Mermaid's styles are scoped to it
+    var width = natural(svg);
+    copy.style.width = width + "px";
+    copy.style.maxWidth = "none";
+    copy.setAttribute("width", width);
+    dialog.returnTo = opener;
+    dialog.querySelector(".diagram-dialog__body").appendChild(copy);
+    dialog.showModal();
+    dialog.querySelector(".diagram-dialog__close").focus();
   }
 
   function ready(fn) {

@@ -10,6 +10,8 @@
 - `join_cjk_lines(markdown)`: a line break inside a Chinese sentence renders as a space between two
   Chinese characters; the lines are joined at build time.
 - `run_box(...)`: the "Run it yourself" box of an article, one template for every page.
+- `diagram_notes(html)`: a <noscript> note above each Mermaid diagram, for readers without JavaScript.
+- `breakable_paths(html)`: the paths and commands in provenance lines break after a `/`, not mid-name.
 """
 
 from __future__ import annotations
@@ -425,3 +427,44 @@ def absolute_sitemap(xml: str, base: str) -> str:
         return m.group(4) + html.escape(urljoin(base, html.unescape(m.group(5)))) + m.group(6)
 
     return SITEMAP_URL.sub(fix, xml)
+
+
+DIAGRAM_NOTE = {
+    "en": "This diagram is drawn by JavaScript, which is off in this browser. Its Mermaid source:",
+    "zh": "这张图要靠 JavaScript 绘制，而当前浏览器关闭了 JavaScript。下面是它的 Mermaid 源码：",
+}
+DIAGRAM_DIV = '<div class="mermaid-diagram">'
+
+
+def diagram_notes(page_html: str, lang: str) -> str:
+    """A note above each diagram for readers without JavaScript, who see its source as code instead
+    (site.css). Added to the finished page (the hook's on_post_page), after the search index took the
+    page's text, so the index does not hold the note eight times."""
+    note = f'<noscript><p class="diagram-noscript">{DIAGRAM_NOTE[lang]}</p></noscript>'
+    return page_html.replace(DIAGRAM_DIV, note + DIAGRAM_DIV)
+
+
+PROVENANCE = re.compile(r'<p class="provenance">.*?</p>', re.S)
+CODE = re.compile(r"(<code>)([^<]*)(</code>)")
+
+
+def _breakable(text: str) -> str:
+    """Escaped code text whose line may break after a `/` (a <wbr>) or at a space, never inside a name or a
+    flag (a token with a hyphen, `--budget-s`, is kept whole: the browser would break after its hyphens)."""
+    out = []
+    for token in re.split(r"(\s+)", text):
+        if not token or token.isspace():
+            out.append(token)
+            continue
+        parts = re.findall(r"[^/]*/|[^/]+", token)
+        out.append("<wbr>".join(f'<span class="nobr">{p}</span>' if "-" in p else p for p in parts))
+    return "".join(out)
+
+
+def breakable_paths(page_html: str) -> str:
+    """On a phone a provenance line wraps several times; its paths (`data/<article>/<dataset>.json`) and
+    command may break after a slash, so no file name is split mid-word (site.css keeps the last resort of
+    breaking anywhere for a name longer than the line)."""
+    return PROVENANCE.sub(
+        lambda m: CODE.sub(lambda c: c.group(1) + _breakable(c.group(2)) + c.group(3), m.group(0)), page_html
+    )
