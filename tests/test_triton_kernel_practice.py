@@ -779,9 +779,10 @@ def test_dram_byte_sentences_hold_in_both_runs():
 def test_gemm_clock_sentences_hold_in_this_run_and_the_one_before():
     """The GEMM section says: every clock sample taken while the GEMMs were timed has the software power
     cap as its reason; cuBLAS's median SM clock is lower at 8192^3 than at 4096^3 (the page's check);
-    per clock cycle the larger product does at least as much work; and the memory-bound softmax runs
-    hold the 1,980 MHz the page names. Checked on the latest run and, where the history keeps the
-    figures, the run before it."""
+    per clock cycle the larger product does at least as much work; cuBLAS is no faster at 8192^3 beyond
+    noise; and the memory-bound softmax runs hold the 1,980 MHz the page names. Checked on the latest run
+    and, where the history keeps the figures, the run before it (the history keeps no power-cap fraction
+    and no softmax clocks: those two hold for the latest run only)."""
     from sitekit import data as sd
 
     gemm = sd.load("triton_kernel_practice/gemm")
@@ -790,36 +791,84 @@ def test_gemm_clock_sentences_hold_in_this_run_and_the_one_before():
     prev = [sd.previous_row(gemm, r) for r in gemm["rows"]]
     assert all(p is not None and "sm_mhz" in p for p in prev), "the run before has no clock figures for every case"
     runs.append(prev)
+    noise = gemm["metrics"]["tflops"]["noise"]
     for rows in runs:
         cub = {(r["dtype"], r["size"]): r for r in rows if r["impl"] == "cublas"}
         for dt in ("fp16", "bf16"):
             small, large = cub[(dt, 4096)], cub[(dt, 8192)]
+            # "cuBLAS is no faster, beyond the noise, at 8192^3 than at 4096^3" (the page's check: last run only)
+            assert large["tflops"] <= small["tflops"] * (1 + noise), (dt, small["tflops"], large["tflops"])
             assert large["sm_mhz"] < small["sm_mhz"], (dt, small["sm_mhz"], large["sm_mhz"])
+            # "per clock cycle, the larger product does at least as much work"
             per_clock = (large["tflops"] / large["sm_mhz"]) / (small["tflops"] / small["sm_mhz"])
-            assert per_clock >= 0.97, (dt, per_clock)
+            assert per_clock >= 1.0, (dt, per_clock)
     softmax = sd.load("triton_kernel_practice/softmax")["provenance"]["clocks"]
     assert softmax["sm_mhz"][1] == 1980 and softmax["power_capped"] < 0.1, softmax
 
 
 def test_epilogue_sentences_hold_in_this_run_and_the_one_before():
     """The fused-epilogue section says: the fused kernel is ahead of eager, of torch.compile's default
-    mode and of our own unfused chain at every shape; cuBLASLt's one-kernel bias + GELU epilogue is level
-    with it within noise, ahead by at most a few per cent; eager, compile and cuBLASLt launch 2, 2 and 1
-    kernels. Checked on the latest run and on the run before it."""
+    mode and of our own unfused chain at every shape; the GELU pass costs eager most at the shortest
+    GEMM (K = 1024); torch.compile is behind eager in bf16 at 8192 x 4096 x 1024; cuBLASLt's one-kernel
+    bias + GELU epilogue is level with ours within noise, ahead by at most a few per cent, the epilogue
+    costs each a similar share of its own GEMM, and the two plain GEMMs are level within noise; eager,
+    our unfused chain, compile and cuBLASLt launch 2, 3, 2 and 1 kernels. Checked on the latest run and
+    on the run before it."""
     from sitekit import data as sd
 
     ds = sd.load("triton_kernel_practice/epilogue")
+    noise = ds["metrics"]["ratio_fused"]["noise"]
     prev = [sd.previous_row(ds, r) for r in ds["rows"]]
     assert all(p is not None for p in prev), "the run before this one is missing from the history"
     for rows in (ds["rows"], prev):
+        cell = {(r["dtype"], r["shape"], r["impl"]): r for r in rows}
+        shapes = sorted({r["shape"] for r in rows})
         for r in rows:
             impl, ratio = r["impl"], r["ratio_fused"]
             if impl in ("eager", "compiled", "ours_unfused"):
                 assert ratio < 1.0, (impl, r)
             if impl == "addmm_gelu":
-                assert 0.97 <= ratio <= 1.06, r
-    kernels = {r["impl"]: r["kernels"] for r in ds["rows"]}
-    assert (kernels["fused"], kernels["addmm_gelu"], kernels["eager"], kernels["compiled"]) == (1, 1, 2, 2)
+                assert 0.97 <= ratio <= 1 + noise, r
+            want = {
+                "fused": 1,
+                "ours_gemm": 1,
+                "cublas_gemm": 1,
+                "addmm_gelu": 1,
+                "eager": 2,
+                "compiled": 2,
+                "ours_unfused": 3,
+            }[impl]
+            assert r["kernels"] == want, (impl, r["kernels"], want)
+        for dt in ("fp16", "bf16"):
+            eager = {s: cell[dt, s, "eager"]["over_floor"] for s in shapes}
+            assert max(eager, key=eager.get) == "8192x4096x1024", (dt, eager)
+            for s in shapes:
+                fused, lt = cell[dt, s, "fused"], cell[dt, s, "addmm_gelu"]
+                assert abs(fused["over_floor"] - lt["over_floor"]) <= noise, (dt, s, fused, lt)
+                gemms = cell[dt, s, "cublas_gemm"]["ratio_fused"] / cell[dt, s, "ours_gemm"]["ratio_fused"]
+                assert abs(gemms - 1) <= noise, (dt, s, gemms)
+        slow = cell["bf16", "8192x4096x1024", "compiled"]["ratio_fused"]
+        assert slow < cell["bf16", "8192x4096x1024", "eager"]["ratio_fused"] * (1 - noise), slow
+
+
+def test_epilogue_error_sentences_hold_in_this_run():
+    """The page: the fused kernel's error against float64 (tanh GELU) is cuBLASLt's, the same at every
+    shape, and the same fraction of the unit roundoff in fp16 (2^-11) and bf16 (2^-8), so rounding y to
+    16 bits sets it. The history keeps no error figures (err_tanh is not a checked metric), so only the
+    latest run can be tested."""
+    from sitekit import data as sd
+
+    rows = sd.load("triton_kernel_practice/epilogue")["rows"]
+    err = {(r["dtype"], r["shape"], r["impl"]): r["err_tanh"] for r in rows if "err_tanh" in r}
+    shapes = sorted({r["shape"] for r in rows})
+    for dt in ("fp16", "bf16"):
+        for s in shapes:
+            assert abs(err[dt, s, "fused"] / err[dt, s, "addmm_gelu"] - 1) < 0.01, (dt, s)
+        fused = [err[dt, s, "fused"] for s in shapes]
+        assert max(fused) / min(fused) < 1.02, (dt, fused)
+    for s in shapes:
+        fp16, bf16 = err["fp16", s, "fused"] * 2**11, err["bf16", s, "fused"] * 2**8
+        assert abs(fp16 / bf16 - 1) < 0.02, (s, fp16, bf16)
 
 
 def test_linear_gelu_rejects_bad_input():
@@ -830,8 +879,10 @@ def test_linear_gelu_rejects_bad_input():
     with pytest.raises(ValueError, match="fp16 or both bf16"):
         ep.linear_gelu(x, w)
     x, w = x.half(), w.half()
-    with pytest.raises(ValueError, match=r"bias must be \(24,\)"):
+    with pytest.raises(ValueError, match=r"bias must be a contiguous \(24,\) tensor"):
         ep.linear_gelu(x, w, torch.randn(23).half())
+    with pytest.raises(ValueError, match=r"with stride \(2,\)"):  # read as contiguous, it gave wrong sums
+        ep.linear_gelu(x, w, torch.randn(48).half()[::2])
     with pytest.raises(ValueError, match="K and N multiples of 8"):
         ep.linear_gelu(torch.randn(8, 12).half(), torch.randn(24, 12).half())
 
@@ -843,3 +894,6 @@ def test_epilogue_kernel_keeps_the_hopper_paths_and_uses_mufu_tanh(resources):
     for r in rows.values():
         assert (r["hgmma"], r["tma"], r["fits"], r["spill_bytes"]) == ("yes", "yes", "yes", 0), r
     assert (rows["linear"]["mufu_tanh"], rows["linear_gelu"]["mufu_tanh"]) == ("no", "yes")
+    # the page: "adds a handful of registers, half a KiB of shared memory"
+    assert 0 < rows["linear_gelu"]["regs"] - rows["linear"]["regs"] <= 16, rows
+    assert rows["linear_gelu"]["smem_kb"] - rows["linear"]["smem_kb"] == 0.5, rows

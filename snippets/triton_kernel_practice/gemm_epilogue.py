@@ -70,7 +70,7 @@ def linear_gelu_kernel(x_desc, w_desc, y_desc, bias_ptr, M, N, K,
 
 
 # --8<-- [start:wrapper]
-# gemm.py's TMA_CONFIGS tiles; the epilogue adds no shared memory and few registers
+# gemm.py's TMA_CONFIGS tiles; the epilogue adds a few registers and half a KiB of shared memory
 CONFIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, EPI_SPLIT=True, num_warps=8, num_stages=3)
 SMALL = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=32, EPI_SPLIT=True, num_warps=4, num_stages=1)   # interpreter
 
@@ -83,9 +83,9 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = No
                          f"and {tuple(w.shape)}")
     if x.dtype not in (torch.float16, torch.bfloat16) or w.dtype != x.dtype:
         raise ValueError(f"linear_gelu: x and w must both be fp16 or both bf16, got {x.dtype} and {w.dtype}")
-    if bias is not None and (bias.shape != (w.shape[0],) or bias.dtype != x.dtype):
-        raise ValueError(f"linear_gelu: bias must be ({w.shape[0]},) in {x.dtype}, got {tuple(bias.shape)} "
-                         f"in {bias.dtype}")
+    if bias is not None and (bias.shape != (w.shape[0],) or bias.dtype != x.dtype or bias.stride(0) != 1):
+        raise ValueError(f"linear_gelu: bias must be a contiguous ({w.shape[0]},) tensor in {x.dtype}, got "
+                         f"{tuple(bias.shape)} in {bias.dtype} with stride {tuple(bias.stride())}")
     devices = {t.device.type for t in (x, w) + ((bias,) if bias is not None else ())}
     if devices != {DEVICE}:
         raise ValueError(f"linear_gelu: tensors must be on {DEVICE!r}, got {sorted(devices)}"
