@@ -289,17 +289,22 @@ def test_language_switcher_keeps_the_page(browser, server, lang, other):
         v.close()
 
 
+def _search(v, lang: str, query: str):
+    """Type a query into the search box of the landing page in `lang`: (the page, the result links)."""
+    page = v.open("" if lang == "en" else "zh/")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    box = page.locator("input.md-search__input")
+    box.fill(query)
+    box.press("End")  # fill() fires no keyup; Material searches on keyup
+    page.wait_for_selector(".md-search-result__item", timeout=15000)
+    return page, page.locator(".md-search-result__link").evaluate_all("els => els.map(e => e.href)")
+
+
 @pytest.mark.parametrize("lang,query", [("zh", "算子融合"), ("en", "fusion")])
 def test_search_stays_in_the_pages_language(browser, server, lang, query):
     v = Visit(browser, server)
     try:
-        page = v.open("" if lang == "en" else "zh/")
-        page.locator("label.md-search__icon, .md-search__input").first.click()
-        box = page.locator("input.md-search__input")
-        box.fill(query)
-        box.press("End")  # fill() fires no keyup; Material searches on keyup
-        page.wait_for_selector(".md-search-result__item", timeout=15000)
-        hrefs = page.locator(".md-search-result__link").evaluate_all("els => els.map(e => e.href)")
+        page, hrefs = _search(v, lang, query)
         assert hrefs, f"no results for {query!r}"
         for h in hrefs:
             under_zh = urlparse(h).path.startswith("/zh/")
@@ -482,13 +487,7 @@ def test_search_results_highlight_every_word_of_the_query(browser, server, lang,
 
     v = Visit(browser, server)
     try:
-        page = v.open("" if lang == "en" else "zh/")
-        page.locator("label.md-search__icon, .md-search__input").first.click()
-        box = page.locator("input.md-search__input")
-        box.fill(query)
-        box.press("End")  # fill() fires no keyup; Material searches on keyup
-        page.wait_for_selector(".md-search-result__item", timeout=15000)
-        hrefs = page.locator(".md-search-result__link").evaluate_all("els => els.map(e => e.href)")
+        page, hrefs = _search(v, lang, query)
         highlights = [parse_qs(urlparse(h).query).get("h", [""])[0].split() for h in hrefs]
         empty = [h for h, hl in zip(hrefs, highlights) if not hl]
         assert not empty, f"{query!r}: result links with an empty ?h=: {empty[:3]}"

@@ -657,17 +657,16 @@ def test_clock_log_without_nvidia_smi_records_nothing(monkeypatch):
     assert log.samples == [] and log.summary() is None and "nvidia-smi" in log.error
 
 
+def _clocks(**over) -> dict:
+    """A ClockLog summary as gpu_ci records it (sitekit.measure.clock_summary), with fields overridden."""
+    base = {"samples": 3, "sm_mhz": [1500.0, 1600.0, 1700.0], "power_w": [400.0, 450.0], "temp_c_max": 60.0}
+    return {**base, "power_capped": 1.0, "slowdown": 0.0, **over}
+
+
 def test_provenance_line_reports_the_clock_and_bad_clocks_are_refused():
     ds = data.new("art/ds", {"x": {"unit": "s", "noise": 0.1}}, [{"case": "a", "x": 1.0}])
     assert "SM clock" not in render.provenance_line(ds, "en")
-    ds["provenance"]["clocks"] = {
-        "samples": 40,
-        "sm_mhz": [1440.0, 1620.0, 1980.0],
-        "power_w": [438.2, 560.0],
-        "temp_c_max": 63.0,
-        "power_capped": 0.55,
-        "slowdown": 0.0,
-    }
+    ds["provenance"]["clocks"] = _clocks(sm_mhz=[1440.0, 1620.0, 1980.0], power_w=[438.2, 560.0], power_capped=0.55)
     data.validate(ds, "x")
     en, zh = render.provenance_line(ds, "en"), render.provenance_line(ds, "zh")
     assert "SM clock 1,440–1,980 MHz while busy (median 1,620)" in en and "438 W" in en and "55 %" in en
@@ -683,14 +682,7 @@ def test_gpu_ci_records_the_clock_of_a_timed_producer_only(tmp_path, monkeypatch
     """gpu_ci samples nvidia-smi while a producer runs and adds the summary to a timed dataset's
     provenance (an untimed one runs beside the code blocks, whose load is not its own)."""
     gpu_ci = _gpu_ci()
-    fake = {
-        "samples": 3,
-        "sm_mhz": [1500.0, 1600.0, 1700.0],
-        "power_w": [400.0, 450.0],
-        "temp_c_max": 60.0,
-        "power_capped": 1.0,
-        "slowdown": 0.0,
-    }
+    fake = _clocks()
 
     class FakeLog:
         def __enter__(self):
