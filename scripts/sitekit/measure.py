@@ -198,8 +198,9 @@ SLOWDOWN = 0x8 | 0x20 | 0x40 | 0x80  # HW slowdown, SW thermal, HW thermal, HW p
 
 def parse_clock_sample(line: str) -> dict | None:
     """One line of `nvidia-smi --query-gpu=<CLOCK_QUERY> --format=csv,noheader,nounits`, e.g.
-    "1440, 3201, 438.24, 61, 0x0000000000000004" without the memory clock: {sm_mhz, power_w, temp_c,
-    reasons}; None for a line that is not such a sample (a header, an error, "[N/A]" fields)."""
+    "1440, 438.24, 61, 0x0000000000000004" (SM clock, power, temperature, clock-event reasons):
+    {sm_mhz, power_w, temp_c, reasons}; None for a line that is not such a sample (a header, an error,
+    "[N/A]" fields)."""
     parts = [x.strip() for x in line.split(",")]
     if len(parts) != 4:
         return None
