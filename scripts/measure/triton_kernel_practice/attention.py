@@ -4,7 +4,9 @@
 fp16, B = 4, H = 32, N = 4096, D in {64, 128}, causal and not. FLOPs: 4*B*H*N^2*D for
 non-causal, half of that for causal (the convention FlashAttention's papers use). Every
 output is compared with SDPA's math backend in fp32 first. Target (issue 3): the Triton
-kernel >= 1.2x SDPA's flash backend.
+kernel >= 1.2x SDPA's flash backend. Before each case's rounds the GPU runs a second of dense GEMMs
+(sitekit.measure.settle): no version is timed at the boost clock the power cap takes away a fraction of
+a second later.
 
     python scripts/measure/triton_kernel_practice/attention.py [--out data/triton_kernel_practice/attention.json]
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 META = {"needs": "gpu", "tier": "nightly", "budget_s": 18}
 
 import sys
+
+from sitekit.measure import settle
 
 from measure.triton_kernel_practice._common import bench_rounds, need_gpu, parse, rel_err, snippet, write
 
@@ -57,6 +61,7 @@ def main(argv=None) -> int:
             if err > 2e-3:
                 sys.exit(f"attention: triton D={D} causal={causal}: relative error {err:.2e}")
             fns["triton"] = lambda: fa.attention(q, k, v, causal=causal)
+            settle()
             times = bench_rounds(fns)
             for impl, t in times.items():
                 row = {"D": D, "mask": "causal" if causal else "none", "impl": impl, "tflops": flops / t / 1e9, "ms": t,
