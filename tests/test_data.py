@@ -647,6 +647,21 @@ def test_clock_log_windows_pick_the_samples_of_each_version():
     assert log.summary(3.5, None)["sm_mhz"] == [1900.0] * 3 and log.windows([(5, 6)]) is None
 
 
+def test_rounds_rotate_which_version_is_timed_first(monkeypatch):
+    """bench_each_round starts round r with version r: the version timed right after a settle() (or any
+    other warm-up with its own clock state) changes from round to round, and spans cover every timing."""
+    from sitekit import measure
+
+    order = []
+    monkeypatch.setattr(measure, "bench", lambda fn, **kw: fn())
+    fns = {name: (lambda name=name: order.append(name) or float(len(order))) for name in "abc"}
+    spans = {}
+    times = measure.bench_each_round(fns, rounds=4, spans=spans)
+    assert order == [*"abc", *"bca", *"cab", *"abc"]
+    assert times == {"a": [1.0, 6.0, 8.0, 10.0], "b": [2.0, 4.0, 9.0, 11.0], "c": [3.0, 5.0, 7.0, 12.0]}
+    assert {k: len(v) for k, v in spans.items()} == {"a": 4, "b": 4, "c": 4}
+
+
 def test_clock_log_without_nvidia_smi_records_nothing(monkeypatch):
     """On a machine without nvidia-smi (CI) the log starts, records nothing and says why."""
     from sitekit.measure import ClockLog

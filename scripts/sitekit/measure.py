@@ -130,14 +130,19 @@ def bench_l2(fn, state: str = "dirty", reps: int = 100, warmup: int = 10) -> flo
 
 
 def bench_each_round(fns: dict, rounds: int = 3, spans: dict | None = None, **kw) -> dict:
-    """Time several versions in turn, `rounds` times: {name: [median of round 1, round 2, ...]}.
+    """Time several versions in turn, `rounds` times: {name: [median of round 1, round 2, ...]}. Each
+    round starts one version later than the one before (a rotation of the order).
     With `spans` (a dict), each version's (start, end) perf_counter() readings around its timings are
     appended to spans[name]: the windows in which a ClockLog's samples belong to that version."""
     import time
 
     times = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    names = list(fns)
+    for r in range(rounds):
+        # round r starts with version r (mod the count): no version is always the one timed right after a
+        # settle() or a correctness check, whose clock state differs from the rest of the round
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            fn = fns[name]
             t0 = time.perf_counter()
             times[name].append(bench(fn, **kw))
             if spans is not None:
