@@ -523,6 +523,23 @@ def test_span_marker_renders_the_range_of_the_matching_rows(monkeypatch):
         render.span("art/ds", "x", kind="u", lang="en")
 
 
+def test_span_over_two_runs_takes_the_run_before_of_the_same_code(monkeypatch):
+    """span(..., runs=2) ranges over the matching rows of this run and of the run before it; a history
+    without that run (or of other code) is an error, not a silently narrower range."""
+    metrics = {"x": {"unit": "s", "noise": 0.05, "fmt": ".1f"}}
+    rows = [{"case": "a", "x": 2.0}, {"case": "b", "x": 3.0}]
+    ds = data.new("art/ds", metrics, rows)
+    ds["sources"] = {"scripts/measure/art/ds.py": "0" * 64}
+    before = [{"case": "a", "x": 1.5}, {"case": "b", "x": 3.5}]
+    ds["history"] = [{"date": "d", "commit": "c", "sources": data.sources_digest(ds), "rows": before}]
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    assert render.span("art/ds", "x", lang="en") == "2.0–3.0"
+    assert render.span("art/ds", "x", lang="en", runs=2) == "1.5–3.5"
+    ds["history"][0]["sources"] = "older code"  # a run of other code is no second run
+    with pytest.raises(data.DataError, match="run before"):
+        render.span("art/ds", "x", lang="en", runs=2)
+
+
 def test_chosen_columns_are_not_part_of_the_case(monkeypatch):
     """A column that records what the run picked (META chosen, per row kind) is left out of the case key:
     a re-run that picks another block size measures the same case, and its history still matches."""

@@ -289,10 +289,20 @@ def value(name: str, metric: str, *, lang: str, **where) -> str:
     return fmt_value(ds, metric, rows[0][metric], lang)
 
 
-def span(name: str, metric: str, *, lang: str, **where) -> str:
-    """The range "lo–hi" of a metric over the rows that match: a range in prose, rendered from the data."""
+def span(name: str, metric: str, *, lang: str, runs: int = 1, **where) -> str:
+    """The range "lo–hi" of a metric over the rows that match: a range in prose, rendered from the data.
+    runs=2: over the same rows in this run and in the run before it (same code; see previous_row), which
+    must be in the history."""
     ds = load(name)
-    vals = [r[metric] for r in select(ds, where) if isinstance(r.get(metric), (int, float))]
+    rows = select(ds, where)
+    if runs not in (1, 2):
+        raise DataError(f"data/{name}.json: span() takes runs=1 (this run) or runs=2 (and the one before), got {runs}")
+    if runs == 2:
+        prev = [previous_row(ds, r) for r in rows]
+        if any(p is None for p in prev):
+            raise DataError(f"data/{name}.json: span(runs=2) needs the run before this one for every row of {where}")
+        rows = rows + prev
+    vals = [r[metric] for r in rows if isinstance(r.get(metric), (int, float))]
     if len(vals) < 2:
         raise DataError(f"data/{name}.json: span() needs at least two rows with '{metric}', {len(vals)} match {where}")
     return f"{fmt_value(ds, metric, min(vals), lang)}–{fmt_value(ds, metric, max(vals), lang)}"
