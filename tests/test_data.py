@@ -648,6 +648,11 @@ def test_clock_samples_are_parsed_and_idle_ones_left_out():
     ]
     samples = [s for s in map(parse_clock_sample, lines) if s is not None]
     assert len(samples) == 5 and samples[1] == {"sm_mhz": 1980.0, "power_w": 289.32, "temp_c": 47.0, "reasons": 0}
+    # with utilization (the current query): a sample with no kernel in nvidia-smi's last period is not
+    # busy, even without the idle reason (the host compiling, the clock on its way down)
+    now = [parse_clock_sample(x) for x in ("345, 90.1, 44, 0x0000000000000000, 0", "1830, 650.0, 60, 0x4, 100")]
+    assert now[0]["util_pct"] == 0.0 and now[1]["util_pct"] == 100.0
+    assert clock_summary(now)["sm_mhz"] == [1830.0] * 3 and clock_summary(now[:1]) is None
     c = clock_summary(samples)
     assert c["samples"] == 4 and c["sm_mhz"] == [1440.0, 1620.0, 1980.0] and c["temp_c_max"] == 63.0
     assert c["power_capped"] == 0.75 and c["slowdown"] == 0.25 and c["power_w"] == [438.2, 441.8]

@@ -195,7 +195,7 @@ def host_us(fn, calls: int = 100) -> float:
 
 # nvidia-smi's clock and power fields, sampled while a producer runs (sitekit.measure.ClockLog). The
 # driver refreshes them about every 100 ms, so sampling faster only repeats values.
-CLOCK_QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
+CLOCK_QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active,utilization.gpu"
 IDLE = 0x1  # clocks_event_reasons bits, as nvidia-smi --help-query-gpu lists them
 SW_POWER_CAP = 0x4
 SLOWDOWN = 0x8 | 0x20 | 0x40 | 0x80  # HW slowdown, SW thermal, HW thermal, HW power brake
@@ -203,50 +203,63 @@ SLOWDOWN = 0x8 | 0x20 | 0x40 | 0x80  # HW slowdown, SW thermal, HW thermal, HW p
 
 def parse_clock_sample(line: str) -> dict | None:
     """One line of `nvidia-smi --query-gpu=<CLOCK_QUERY> --format=csv,noheader,nounits`, e.g.
-    "1440, 438.24, 61, 0x0000000000000004" (SM clock, power, temperature, clock-event reasons):
-    {sm_mhz, power_w, temp_c, reasons}; None for a line that is not such a sample (a header, an error,
-    "[N/A]" fields)."""
+    "1440, 438.24, 61, 0x0000000000000004, 100" (SM clock, power, temperature, clock-event reasons,
+    utilization): {sm_mhz, power_w, temp_c, reasons, util_pct}; None for a line that is not such a sample
+    (a header, an error, "[N/A]" fields). A line of the first four fields alone (the query before
+    utilization was added) gives a sample without util_pct."""
     parts = [x.strip() for x in line.split(",")]
-    if len(parts) != 4:
+    if len(parts) not in (4, 5):
         return None
     try:
-        return {
+        sample = {
             "sm_mhz": float(parts[0]),
             "power_w": float(parts[1]),
             "temp_c": float(parts[2]),
             "reasons": int(parts[3], 16),
         }
+        if len(parts) == 5:
+            sample["util_pct"] = float(parts[4])
+        return sample
     except ValueError:
         return None
 
 
+def busy(sample: dict) -> bool:
+    """A sample of the GPU at work: the driver does not give "GPU idle" as a clock-event reason, and (where
+    the sample has it) a kernel ran during nvidia-smi's last utilization period (1/6 s to 1 s). The idle
+    reason alone lets through samples taken while the host compiles or prepares the next case, whose clock
+    is on its way down to the 345 MHz idle clock."""
+    return not sample["reasons"] & IDLE and sample.get("util_pct", 100.0) > 0
+
+
 def clock_summary(samples: list[dict]) -> dict | None:
-    """What the GPU's clocks did while it was busy (samples whose reasons do not include "GPU idle"):
+    """What the GPU's clocks did while it was busy (see busy()):
     SM clock [min, median, max] in MHz, power [median, max] in W, the hottest temperature, and the
     fraction of busy samples in which the driver held the clock down for its software power cap, or
     for a hardware slowdown or thermal reason. None when no sample was busy."""
-    busy = [s for s in samples if not s["reasons"] & IDLE]
-    if not busy:
+    at_work = [s for s in samples if busy(s)]
+    if not at_work:
         return None
 
     def med(xs):
         xs = sorted(xs)
         return xs[len(xs) // 2]
 
-    sm = [s["sm_mhz"] for s in busy]
-    pw = [s["power_w"] for s in busy]
+    sm = [s["sm_mhz"] for s in at_work]
+    pw = [s["power_w"] for s in at_work]
+    n = len(at_work)
     return {
-        "samples": len(busy),
+        "samples": n,
         "sm_mhz": [min(sm), med(sm), max(sm)],
         "power_w": [round(med(pw), 1), round(max(pw), 1)],
-        "temp_c_max": max(s["temp_c"] for s in busy),
-        "power_capped": round(sum(bool(s["reasons"] & SW_POWER_CAP) for s in busy) / len(busy), 3),
-        "slowdown": round(sum(bool(s["reasons"] & SLOWDOWN) for s in busy) / len(busy), 3),
+        "temp_c_max": max(s["temp_c"] for s in at_work),
+        "power_capped": round(sum(bool(s["reasons"] & SW_POWER_CAP) for s in at_work) / n, 3),
+        "slowdown": round(sum(bool(s["reasons"] & SLOWDOWN) for s in at_work) / n, 3),
     }
 
 
 class ClockLog:
-    """Sample the GPU's SM clock, power, temperature and clock-event reasons with nvidia-smi in the
+    """Sample the GPU's SM clock, power, temperature, clock-event reasons and utilization with nvidia-smi in the
     background while a block runs:
 
         with ClockLog() as log:
