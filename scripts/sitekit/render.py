@@ -301,7 +301,10 @@ def span(name: str, metric: str, *, lang: str, runs: int = 1, **where) -> str:
     if runs == 2:
         prev = [previous_row(ds, r) for r in rows]
         if any(p is None for p in prev):
-            raise DataError(f"data/{name}.json: span(runs=2) needs the run before this one for every row of {where}")
+            raise DataError(
+                f"data/{name}.json: span(runs=2) needs the run before this one, of the same code, for every row of "
+                f"{where}; measure the dataset once more (gpu_ci keeps the committed run in the history)"
+            )
         rows = rows + prev
     vals = [r[metric] for r in rows if isinstance(r.get(metric), (int, float))]
     if len(vals) < 2:
