@@ -193,8 +193,8 @@ def host_us(fn, calls: int = 100) -> float:
     return t / calls * 1e6
 
 
-# nvidia-smi's clock and power fields, sampled while a producer runs (sitekit.measure.ClockLog). The
-# driver refreshes them about every 100 ms, so sampling faster only repeats values.
+# nvidia-smi's clock, power and utilization fields, sampled while a producer runs (sitekit.measure.ClockLog).
+# The driver refreshes them about every 100 ms, so sampling faster only repeats values.
 CLOCK_QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active,utilization.gpu"
 IDLE = 0x1  # clocks_event_reasons bits, as nvidia-smi --help-query-gpu lists them
 SW_POWER_CAP = 0x4
