@@ -635,7 +635,7 @@ def test_provenance_shows_seven_character_commits():
 def test_clock_samples_are_parsed_and_idle_ones_left_out():
     """nvidia-smi's lines become samples; the summary covers busy samples only and counts the
     software-power-cap reason (0x4) and the slowdown reasons apart."""
-    from sitekit.measure import clock_summary, parse_clock_sample
+    from sitekit.measure import busy, clock_summary, parse_clock_sample
 
     lines = [
         "345, 82.44, 43, 0x0000000000000001",  # idle: left out
@@ -652,6 +652,10 @@ def test_clock_samples_are_parsed_and_idle_ones_left_out():
     # busy, even without the idle reason (the host compiling, the clock on its way down)
     now = [parse_clock_sample(x) for x in ("345, 90.1, 44, 0x0000000000000000, 0", "1830, 650.0, 60, 0x4, 100")]
     assert now[0]["util_pct"] == 0.0 and now[1]["util_pct"] == 100.0
+    # a driver that answers "[N/A]" for utilization: the sample stays, judged by the idle reason alone
+    na = parse_clock_sample("1830, 650.0, 60, 0x4, [N/A]")
+    assert na == {"sm_mhz": 1830.0, "power_w": 650.0, "temp_c": 60.0, "reasons": 4} and busy(na)
+    assert parse_clock_sample("[N/A], 650.0, 60, 0x4, 100") is None
     assert clock_summary(now)["sm_mhz"] == [1830.0] * 3 and clock_summary(now[:1]) is None
     c = clock_summary(samples)
     assert c["samples"] == 4 and c["sm_mhz"] == [1440.0, 1620.0, 1980.0] and c["temp_c_max"] == 63.0

@@ -205,8 +205,10 @@ def parse_clock_sample(line: str) -> dict | None:
     """One line of `nvidia-smi --query-gpu=<CLOCK_QUERY> --format=csv,noheader,nounits`, e.g.
     "1440, 438.24, 61, 0x0000000000000004, 100" (SM clock, power, temperature, clock-event reasons,
     utilization): {sm_mhz, power_w, temp_c, reasons, util_pct}; None for a line that is not such a sample
-    (a header, an error, "[N/A]" fields). A line of the first four fields alone (the query before
-    utilization was added) gives a sample without util_pct."""
+    (a header, an error, "[N/A]" in one of the first four fields). A line of the first four fields alone
+    (the query before utilization was added), or one whose utilization is "[N/A]" (a driver or a
+    virtualised GPU that does not report it), gives a sample without util_pct: busy() then goes by the
+    idle reason alone, rather than every sample being dropped and the producer stopping."""
     parts = [x.strip() for x in line.split(",")]
     if len(parts) not in (4, 5):
         return None
@@ -217,11 +219,14 @@ def parse_clock_sample(line: str) -> dict | None:
             "temp_c": float(parts[2]),
             "reasons": int(parts[3], 16),
         }
-        if len(parts) == 5:
-            sample["util_pct"] = float(parts[4])
-        return sample
     except ValueError:
         return None
+    if len(parts) == 5:
+        try:
+            sample["util_pct"] = float(parts[4])
+        except ValueError:
+            pass
+    return sample
 
 
 def busy(sample: dict) -> bool:
