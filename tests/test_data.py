@@ -129,6 +129,85 @@ def test_data_is_not_older_than_its_code(d):
         assert d.script in obj["sources"], f"data/{d.name}.json: its producer {d.script} is not among its sources"
 
 
+def _git_blobs(specs: list[str]) -> dict[str, bytes | None]:
+    """The contents of many "<commit>:<path>" objects through one `git cat-file --batch` (None: absent)."""
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=ROOT,
+        input="".join(s + "\n" for s in specs).encode(),
+        capture_output=True,
+        check=True,
+    )
+    out, pos, blobs = proc.stdout, 0, {}
+    for spec in specs:
+        eol = out.index(b"\n", pos)
+        header = out[pos:eol].split()
+        pos = eol + 1
+        if header[-1] == b"missing" or len(header) != 3:
+            blobs[spec] = None
+            continue
+        size = int(header[2])
+        blobs[spec] = out[pos : pos + size]
+        pos += size + 1
+    return blobs
+
+
+def test_provenance_commit_holds_the_code_that_was_measured():
+    """The commit a dataset names (and each run its history keeps) must be one whose files hash to the
+    sources recorded with the figures. A GPU machine receives a copy of the working tree with a stale
+    .git, so a producer run there without GIT_COMMIT names an older commit than the code it measured
+    (this happened once, and was corrected by hand). "+dirty" and unrecorded runs cannot be checked."""
+    from sitekit.measure import source_hash
+
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the commits cannot be read")
+    shallow = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    runs = []  # (dataset, which run, commit, {path: hash} or a digest of them, the paths)
+    for d in DATASETS:
+        obj = json.loads(data.path_of(d.name).read_text(encoding="utf-8"))
+        src = obj.get("sources")
+        if not isinstance(src, dict) or not src:
+            continue
+        runs.append((d.name, "this run", obj["provenance"].get("commit", ""), src, sorted(src)))
+        for i, h in enumerate(obj.get("history") or []):
+            if isinstance(h.get("sources"), str):
+                runs.append((d.name, f"history[{i}]", h.get("commit", ""), h["sources"], sorted(src)))
+    runs = [r for r in runs if r[2] and r[2] != "unknown" and "+" not in r[2]]
+    blobs = _git_blobs(sorted({f"{c}:{p}" for _, _, c, _, paths in runs for p in paths}))
+    wrong, checked, unknown_commits = [], 0, set()
+    for name, which, commit, recorded, paths in runs:
+        got = {p: blobs[f"{commit}:{p}"] for p in paths}
+        if all(v is None for v in got.values()):
+            unknown_commits.add(commit)
+            continue
+        hashes = {p: source_hash(v) for p, v in got.items() if v is not None}
+        if isinstance(recorded, dict):
+            bad = sorted(p for p in paths if hashes.get(p) != recorded[p])
+            if bad:
+                wrong.append(
+                    f"data/{name}.json ({which}) names {commit}, whose {', '.join(bad)} differ from the "
+                    "code it recorded"
+                )
+        elif len(hashes) == len(paths):  # a digest of the sources: comparable while the set of files is the same
+            if data.sources_digest({"sources": hashes}) != recorded:
+                wrong.append(f"data/{name}.json ({which}) names {commit}, whose sources do not match its digest")
+        else:
+            continue
+        checked += 1
+    if unknown_commits and shallow != "true":
+        wrong.append(f"commits named in provenance but not in this repository: {sorted(unknown_commits)}")
+    assert not wrong, "\n".join(wrong) + (
+        "\n(set GIT_COMMIT to the commit whose tree is measured when the producer runs on a copied tree)"
+    )
+    if shallow == "true":  # a shallow clone holds few of the measured commits, if any
+        if not checked:
+            pytest.skip("a shallow clone holds none of the measured commits")
+        return
+    assert checked >= 40, f"only {checked} runs could be checked: the test no longer covers the datasets"
+
+
 def test_stale_entries_name_datasets_in_both_languages():
     for name, why in _stale_list().items():
         assert name in {d.name for d in DATASETS}, f"data/stale.yml: unknown dataset {name!r}"
