@@ -267,6 +267,8 @@ def test_varlen_needs_key_offsets_when_keys_are_packed_apart(varlen):
         (dict(q_4d=True), "q must be a 3-D tensor \\(T, H, D\\)"),
         (dict(dtype=torch.float32), "float16 or all bfloat16"),
         (dict(heads=3), "multiple of key/value heads"),
+        # a strided view of offsets passed the checks and gave NaN (bad-input audit)
+        (dict(cu=[0, 99, 10, 99, 22], cu_step=2), "cu_seqlens must be contiguous, got a view with stride 2"),
     ],
 )
 def test_varlen_refuses_bad_inputs(varlen, change, message):
@@ -276,7 +278,9 @@ def test_varlen_refuses_bad_inputs(varlen, change, message):
         k = k[..., : change["k_dim"]]
     if change.get("q_4d"):
         q = q[None]
-    cu = torch.tensor(change.get("cu", [0, 10, 22]), dtype=change.get("cu_dtype", torch.int32))
+    cu = torch.tensor(change.get("cu", [0, 10, 22]), dtype=change.get("cu_dtype", torch.int32))[
+        :: change.get("cu_step", 1)
+    ]
     kw = {key: change[key] for key in ("max_seqlen", "validate") if key in change}
     with pytest.raises(ValueError, match=message):
         varlen.attention_varlen(q, k, v, cu, **kw)
@@ -378,6 +382,19 @@ def test_attention_steps_match_the_reference(steps, N, D):
     ref = attn.reference(q, k, v)
     for step in steps.STEPS:
         assert attn.rel_err(steps.forward_step(q, k, v, step), ref) < 5e-3, step
+
+
+def test_attention_steps_take_strided_views_and_bf16(steps):
+    """A view with stride 2 along D gave a wrong result with no error, and bf16 under the interpreter gave
+    garbage (bad-input audit): both now take attention()'s path (a copy; fp32 in the interpreter)."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 20, 128, dtype=torch.float16)[..., ::2] for _ in range(3))
+    ref = attn.reference(q, k, v)
+    b16 = [t.contiguous().bfloat16() for t in (q, k, v)]
+    for step in steps.STEPS:
+        assert attn.rel_err(steps.forward_step(q, k, v, step), ref) < 5e-3, step
+        out = steps.forward_step(*b16, step)
+        assert out.dtype == torch.bfloat16 and attn.rel_err(out, attn.reference(*b16)) < 2e-2, step
 
 
 _PTX_CHECK = """
@@ -683,6 +700,19 @@ def test_ghia_tables_are_the_published_re100_columns():
         (["--u-lid", "0.3"], "Mach"),
         (["--n", "4"], "n >= 8"),
         (["--steps", "0"], "at least 1"),
+        # found by a bad-input audit: these ran without end (tol <= 0), divided by zero, overflowed, or
+        # left a traceback; each is now refused before the run, with exit status 2
+        (["--tol", "0"], "--tol must be a finite number above 0"),
+        (["--tol", "nan"], "--tol must be a finite number above 0"),
+        (["--u-lid", "0"], "--u-lid must be a finite number above 0"),
+        (["--u-lid", "-0.1"], "--u-lid must be a finite number above 0"),
+        (["--re", "inf"], "--re must be a finite number above 0"),
+        (["--lattice", "D3Q19"], "two-dimensional"),
+        (["--out", "/nonexistent-folder/r.json"], "does not exist"),
+        (["--n", "20000", "--steps", "1"], "int32"),
+        (["--case", "taylor-green", "--n", "4"], "use n >= 10"),
+        (["--case", "taylor-green", "--steps", "3"], "--steps: for the cavity only"),
+        (["--case", "taylor-green", "--re", "50", "--tol", "1e-3"], "--re, --tol: for the cavity only"),
     ],
 )
 def test_cli_refuses_unstable_or_bad_parameters(args, message, capsys):
@@ -690,8 +720,30 @@ def test_cli_refuses_unstable_or_bad_parameters(args, message, capsys):
 
     sys.path.insert(0, str(SNIPPETS))
     solve = _load("solve", True)
-    assert solve.main(["--case", "cavity", *args]) == 2
+    case = [] if "--case" in args else ["--case", "cavity"]
+    assert solve.main([*case, *args, "--backend", "torch"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_cli_refuses_the_triton_backend_without_a_gpu(capsys, monkeypatch):
+    import sys
+
+    sys.path.insert(0, str(SNIPPETS))
+    solve = _load("solve", True)
+    monkeypatch.setattr(solve.torch.cuda, "is_available", lambda: False)
+    assert solve.main(["--backend", "triton"]) == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_cli_taylor_green_smallest_stable_grid_runs(capsys):
+    """n = 10 is the smallest grid whose starting vortex is below the Mach limit (0.05 * 32 / n * sqrt 3)."""
+    import sys
+
+    sys.path.insert(0, str(SNIPPETS))
+    solve = _load("solve", True)
+    assert solve.main(["--case", "taylor-green", "--n", "10", "--backend", "torch"]) == 0
+    err = float(capsys.readouterr().out.split("error")[-1])
+    assert 0 < err < 0.2
 
 
 def test_lbm_refuses_bad_setups():
@@ -1234,6 +1286,7 @@ def test_decode_reads_only_the_pages_in_the_block_table(decode):
         ("max_seqlen", r"need max_seqlen >= 1 .* got 0 and None"),
         ("total_big", r"1 <= total_tokens <= B \* max_seqlen .* got 20 and 41"),
         ("total_zero", r"1 <= total_tokens <= B \* max_seqlen .* got 20 and 0"),
+        ("page0", "at least one page of at least one token, got 6 pages of 0"),  # crashed the interpreter
     ],
 )
 def test_decode_refuses_bad_inputs(decode, change, message):
@@ -1277,6 +1330,9 @@ def test_decode_refuses_bad_inputs(decode, change, message):
         kw["max_seqlen"] = 0
     elif change in ("total_big", "total_zero"):
         kw.update(max_seqlen=20, total_tokens=41 if change == "total_big" else 0)
+    elif change == "page0":
+        k, v = k[:, :0], v[:, :0]
+        kw["max_seqlen"] = 37
     with pytest.raises(ValueError, match=f"^decode_attention: .*{message}"):
         decode.decode_attention(q, k, v, table, lens, **kw)
 

@@ -240,9 +240,11 @@ def test_attention_bf16_and_strided(causal):
 
 def test_attention_matches_sdpa_and_scale():
     q, k, v = (torch.randn(1, 2, 40, 32, dtype=torch.float16) for _ in range(3))
-    o = fa.attention(q, k, v, causal=True, sm_scale=0.3)
-    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True, scale=0.3)
-    assert ((o.float() - ref).norm() / ref.norm()).item() < 2e-3
+    causal_mask = torch.full((40, 40), float("-inf")).triu(1)  # added after the scale (SDPA's math path
+    for scale in (0.3, 0.0):  # gives NaN at scale 0); 0.0 once fell back to 1/sqrt(D): found by an audit
+        o = fa.attention(q, k, v, causal=True, sm_scale=scale)
+        ref = torch.softmax(q.float() @ k.float().transpose(-1, -2) * scale + causal_mask, -1) @ v.float()
+        assert ((o.float() - ref).norm() / ref.norm()).item() < 2e-3, scale
 
 
 @pytest.mark.parametrize(
@@ -346,6 +348,11 @@ def test_vector_add_ragged_and_errors():
         assert torch.equal(va.add(x, y), x + y)
     with pytest.raises(ValueError, match="must match"):
         va.add(torch.randn(3), torch.randn(4))
+    # from a bad-input audit: complex failed deep inside Triton, bf16 gave NaN in the interpreter
+    with pytest.raises(TypeError, match="float16, bfloat16 or float32 tensors, got torch.complex64"):
+        va.add(torch.randn(3, dtype=torch.complex64), torch.randn(3, dtype=torch.complex64))
+    with pytest.raises(TypeError, match="interpreter gets bfloat16 wrong"):
+        va.add(torch.randn(3).bfloat16(), torch.randn(3).bfloat16())
 
 
 # -- Hopper code paths, compiled for sm_90 on any machine ---------------------------------

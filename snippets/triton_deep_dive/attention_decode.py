@@ -125,6 +125,9 @@ def _check_decode(q, k_cache, v_cache, block_table, seq_lens):
     if k_cache.shape != v_cache.shape or k_cache.shape[3] != D:
         raise ValueError(f"decode_attention: k_cache and v_cache must have one shape (num_pages, PAGE, Hkv, D) "
                          f"with D = {D} as in q, got {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
+    if k_cache.shape[0] == 0 or k_cache.shape[1] == 0:
+        raise ValueError(f"decode_attention: the caches need at least one page of at least one token, got "
+                         f"{k_cache.shape[0]} pages of {k_cache.shape[1]}")
     HKV = k_cache.shape[2]
     if HKV == 0 or HQ % HKV:
         raise ValueError(f"decode_attention: query heads ({HQ}) must be a multiple of KV heads ({HKV})")

@@ -65,6 +65,11 @@ def forward_step(q, k, v, step: str, scale=None):
         raise ValueError("forward_step: the step kernels take Hq = Hkv (no grouped-query heads)")
     B, H, N, D = q.shape
     scale = D ** -0.5 if scale is None else scale
+    dtype = q.dtype
+    # unit stride along D (the kernels assume it) and the TMA layout rules, as attention() does
+    q, k, v = (fa._tma_ready(t) for t in (q, k, v))
+    if fa.INTERPRET and dtype == torch.bfloat16:
+        q, k, v = q.float(), k.float(), v.float()        # the interpreter's tl.dot mishandles bf16
     cfg = dict(fa.FWD_CONFIGS[(D, False)])               # the same tiles and warps in every step
     if fa.INTERPRET:
         cfg.update(BLOCK_M=16, BLOCK_N=16)
@@ -73,7 +78,7 @@ def forward_step(q, k, v, step: str, scale=None):
         grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * H)
         attn_fwd_pointers[grid](q, k, v, o, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
                                 H, N, scale * fa.LOG2E, HEAD_DIM=D, **cfg)
-        return o
+        return o.to(dtype)
     if step == "tma_serial":
         cfg["num_stages"] = 1
     if not fa.INTERPRET:
@@ -83,7 +88,7 @@ def forward_step(q, k, v, step: str, scale=None):
     grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * H)
     fa.attn_fwd[grid](q, k, v, o, lse, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
                       H, 1, N, scale * fa.LOG2E, HEAD_DIM=D, CAUSAL=False, **cfg)
-    return o
+    return o.to(dtype)
 # --8<-- [end:steps]
 
 

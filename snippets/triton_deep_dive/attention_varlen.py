@@ -192,6 +192,9 @@ def _offsets(name, cu, device):
     if cu.dtype != torch.int32 or cu.device != device:
         raise ValueError(f"attention_varlen: {name} must be int32 on {device} (q's device), got "
                          f"{cu.dtype} on {cu.device}")
+    if cu.stride(0) != 1:   # the kernels read offset i at cu + i
+        raise ValueError(f"attention_varlen: {name} must be contiguous, got a view with stride {cu.stride(0)}; "
+                         "call .contiguous()")
 
 
 def _check_varlen(q, k, v, cu_q, cu_k, max_q, max_k, causal, validate):

@@ -143,7 +143,7 @@ def attention(q, k, v, causal=False, sm_scale=None, **config):
     triton.set_allocator(_alloc)
     grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * H)
     attn_fwd_kernel[grid](q, k, v, o, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
-                          B, H, N, sm_scale or 1.0 / math.sqrt(D), HEAD_DIM=D, CAUSAL=causal,
+                          B, H, N, 1.0 / math.sqrt(D) if sm_scale is None else sm_scale, HEAD_DIM=D, CAUSAL=causal,
                           EVEN_N=N % cfg["BLOCK_N"] == 0, **cfg)
     return o
 # --8<-- [end:wrapper]

@@ -30,6 +30,10 @@ def add(x: torch.Tensor, y: torch.Tensor, BLOCK: int = 4096, num_warps: int = 8)
         raise ValueError(f"add: x and y must match, got {tuple(x.shape)} {x.dtype} and {tuple(y.shape)} {y.dtype}")
     if not INTERPRET and not (x.is_cuda and y.is_cuda):
         raise ValueError("add: tensors must be on a CUDA GPU (or set TRITON_INTERPRET=1 to run on the CPU)")
+    if x.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise TypeError(f"add: float16, bfloat16 or float32 tensors, got {x.dtype}")
+    if INTERPRET and x.dtype == torch.bfloat16:     # the interpreter runs on NumPy, which has no bfloat16
+        raise TypeError("add: Triton's interpreter gets bfloat16 wrong; use float32, or run on a GPU")
     x, y = x.contiguous(), y.contiguous()   # a strided view becomes one flat pass
     out = torch.empty_like(x)
     n = x.numel()
