@@ -353,6 +353,9 @@ def test_vector_add_ragged_and_errors():
         va.add(torch.randn(3, dtype=torch.complex64), torch.randn(3, dtype=torch.complex64))
     with pytest.raises(TypeError, match="interpreter gets bfloat16 wrong"):
         va.add(torch.randn(3).bfloat16(), torch.randn(3).bfloat16())
+    for block in (0, 100):
+        with pytest.raises(ValueError, match=f"BLOCK must be a power of two .*, got {block}"):
+            va.add(torch.randn(3), torch.randn(3), BLOCK=block)
 
 
 # -- Hopper code paths, compiled for sm_90 on any machine ---------------------------------

@@ -34,6 +34,8 @@ def add(x: torch.Tensor, y: torch.Tensor, BLOCK: int = 4096, num_warps: int = 8)
         raise TypeError(f"add: float16, bfloat16 or float32 tensors, got {x.dtype}")
     if INTERPRET and x.dtype == torch.bfloat16:     # the interpreter runs on NumPy, which has no bfloat16
         raise TypeError("add: Triton's interpreter gets bfloat16 wrong; use float32, or run on a GPU")
+    if BLOCK < 1 or BLOCK & (BLOCK - 1):
+        raise ValueError(f"add: BLOCK must be a power of two (tl.arange needs one), got {BLOCK}")
     x, y = x.contiguous(), y.contiguous()   # a strided view becomes one flat pass
     out = torch.empty_like(x)
     n = x.numel()
