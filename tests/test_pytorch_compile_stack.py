@@ -231,6 +231,43 @@ def test_scripts_reject_bad_arguments(args, message):
 # ----------------------------------------------------------------------------- kernel capture, cold and warm
 
 
+def test_case_worker_refuses_an_unknown_mode(tmp_path):
+    """--mode bogus ended in a RuntimeError traceback from inside torch._inductor (bad-input audit)."""
+    import os
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "scripts"),
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "i"),
+        "TRITON_CACHE_DIR": str(tmp_path / "t"),
+    }
+    p = subprocess.run(
+        [
+            sys.executable,
+            "scripts/measure/pytorch_compile_stack/_case.py",
+            "--workload",
+            "pointwise",
+            "--mode",
+            "bogus",
+            "--size",
+            "tiny",
+            "--device",
+            "cpu",
+            "--phase",
+            "cold",
+            "--out",
+            str(tmp_path / "o.json"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert "unknown --mode 'bogus'; known: default" in p.stderr and "max-autotune+freezing" in p.stderr
+
+
 def test_kernel_capture_cold_and_warm_on_cpu():
     """Issue 16: a compiled case must list its kernels whatever the cache state. The producers'
     worker (_case.py) runs here as it does on the H200, on the CPU workloads at tiny size: a fresh

@@ -1287,6 +1287,8 @@ def test_decode_reads_only_the_pages_in_the_block_table(decode):
         ("total_big", r"1 <= total_tokens <= B \* max_seqlen .* got 20 and 41"),
         ("total_zero", r"1 <= total_tokens <= B \* max_seqlen .* got 20 and 0"),
         ("page0", "at least one page of at least one token, got 6 pages of 0"),  # crashed the interpreter
+        ("config_keys", "config needs exactly the keys"),  # a KeyError deep in the plan
+        ("config_block", "power-of-two BLOCK_N"),  # tl.arange failed inside the interpreter
     ],
 )
 def test_decode_refuses_bad_inputs(decode, change, message):
@@ -1333,6 +1335,10 @@ def test_decode_refuses_bad_inputs(decode, change, message):
     elif change == "page0":
         k, v = k[:, :0], v[:, :0]
         kw["max_seqlen"] = 37
+    elif change == "config_keys":
+        kw["config"] = dict(BLOCK_N=64, num_stages=3)
+    elif change == "config_block":
+        kw["config"] = dict(BLOCK_N=48, num_stages=3, PROGRAMS_PER_SM=4)
     with pytest.raises(ValueError, match=f"^decode_attention: .*{message}"):
         decode.decode_attention(q, k, v, table, lens, **kw)
 

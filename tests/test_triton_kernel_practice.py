@@ -342,6 +342,14 @@ def test_fp8_needs_scales():
 # -- vector add ---------------------------------------------------------------------------
 
 
+def test_attention_copies_a_contiguous_view_off_a_16_byte_boundary():
+    """.contiguous() returned it as it was and TMA refused its base inside Triton (bad-input audit)."""
+    t = torch.randn(2 * 40 * 32 + 1, dtype=torch.float16)[1:].view(1, 2, 40, 32)
+    assert t.is_contiguous() and t.data_ptr() % 16
+    ref = torch.nn.functional.scaled_dot_product_attention(t.float(), t.float(), t.float())
+    assert ((fa.attention(t, t, t).float() - ref).norm() / ref.norm()).item() < 2e-3
+
+
 def test_vector_add_ragged_and_errors():
     for n in (1, 4095, 4097, 10_001):
         x, y = torch.randn(n), torch.randn(n)

@@ -202,6 +202,9 @@ def _plan(q, k_cache, v_cache, block_table, seq_lens, scale, config):
     """What depends only on the key (shapes, strides, dtypes, device, alignment, scale, config): checked and
     worked out on the first call, then reused, as linear() does for the inference GEMMs."""
     _check_decode(q, k_cache, v_cache, block_table, seq_lens)
+    if set(config) != set(CONFIG) or config["BLOCK_N"] < 1 or config["BLOCK_N"] & (config["BLOCK_N"] - 1):
+        raise ValueError(f"decode_attention: config needs exactly the keys {sorted(CONFIG)} with a power-of-two "
+                         f"BLOCK_N (a tl.arange length), got {config}")
     B, HQ, D = q.shape
     HKV, page = k_cache.shape[2], k_cache.shape[1]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)

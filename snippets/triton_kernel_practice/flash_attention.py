@@ -127,7 +127,8 @@ def attention(q, k, v, causal=False, sm_scale=None, **config):
     if q.shape[2] == 0:
         raise ValueError("attention: sequence length must be at least 1")
     # TMA reads any (B, H, N) strides as long as D is contiguous and strides are 16-byte multiples
-    q, k, v = (t if _tma_ok(t) else t.contiguous() for t in (q, k, v))
+    # (a copy, not .contiguous(), which returns a contiguous view that starts off a 16-byte boundary as is)
+    q, k, v = (t if _tma_ok(t) else t.clone(memory_format=torch.contiguous_format) for t in (q, k, v))
     B, H, N, _ = q.shape
     o = torch.empty((B, H, N, D), device=q.device, dtype=q.dtype)
     cfg = {**ATTN_CONFIGS[(128 if D > 64 else 64, causal)], **config}

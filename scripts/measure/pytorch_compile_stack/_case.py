@@ -53,6 +53,9 @@ def main(argv=None) -> int:
     dev = torch.device(args.device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         sys.exit("_case.py: --device cuda but torch.cuda.is_available() is False")
+    modes = (*torch._inductor.list_mode_options(), C.FREEZING)     # what torch.compile(mode=...) takes, and ours
+    if args.mode not in modes:
+        sys.exit(f"_case.py: unknown --mode {args.mode!r}; known: {', '.join(modes)}")
     wls = {w.name: w for w in C.workloads(dev, args.size)}
     if args.workload not in wls:
         sys.exit(f"_case.py: unknown workload {args.workload!r}; known: {sorted(wls)}")
