@@ -12,8 +12,8 @@ full, forward and backward (torch.autograd.grad of a saved forward). Beside the 
 - "sdpa_loop": F.scaled_dot_product_attention once per sequence (PyTorch's default backend choice), the
   usual code without a packed kernel;
 - "sdpa_njt" (full attention only): SDPA on nested jagged tensors built from the same packed rows, which
-  PyTorch sends to a packed kernel of its own (the backend it picks is recorded; its jagged path does not
-  take is_causal=True to its flash kernel);
+  PyTorch sends to a packed kernel of its own (the backend it picks is recorded; a causal jagged row is
+  not measured);
 - "triton_padded" (causal only): attention.py's batched kernels on the sequences zero-padded to the
   longest one, (B, H, max, D); with the causal mask a padded row never reaches a real row, so the real
   rows come out right (checked) and the time is what padding costs.
