@@ -63,10 +63,13 @@ def test_tl_exp_is_the_approximate_ex2():
 
 
 def test_fp32_dot_is_tf32_by_default():
-    """'tl.dot on fp32 operands runs on the tensor cores in TF32 by default'."""
+    """'tl.dot on fp32 operands runs on the tensor cores in TF32 by default': tl.dot's own default
+    (language/core.py), which TRITON_F32_DEFAULT overrides, not the backend's option."""
+    import triton.language as tl_lang
     from triton.backends.nvidia.compiler import CUDAOptions
 
-    assert CUDAOptions.default_dot_input_precision == "tf32"
+    src = inspect.getsource(tl_lang.dot)
+    assert "fp32_default" in src and '"tf32"' in src, "tl.dot no longer picks its own fp32 default"
     assert {"ieee", "tf32x3"} <= set(CUDAOptions.allowed_dot_input_precisions)
     ptx = _ptx(_dot_kernel, {"a_ptr": "*fp32", "c_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 64})
     assert re.search(r"wgmma\.mma_async\S*\.tf32\.tf32", ptx)
