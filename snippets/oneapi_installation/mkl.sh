@@ -5,7 +5,7 @@ set -euo pipefail
 source snippets/oneapi_installation/env.sh
 
 # --8<-- [start:dgemm]
-# sequential oneMKL (one thread): -lmkl_intel_lp64 -lmkl_sequential -lmkl_core, found by pkg-config
+# sequential oneMKL (one thread): libmkl_intel_lp64, libmkl_sequential, libmkl_core, by full path from pkg-config
 pkg-config --libs mkl-dynamic-lp64-seq | tr ' ' '\n' | grep -o 'libmkl_[a-z_0-9]*' | tr '\n' ' ' && echo
 gcc -O2 dgemm.c -o dgemm_seq $(pkg-config --cflags --libs mkl-dynamic-lp64-seq)
 # threaded oneMKL on Intel's OpenMP runtime (libiomp5, from the intel-openmp wheel)

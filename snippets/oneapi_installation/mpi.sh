@@ -19,7 +19,7 @@ mpiexec -n 4 ./hello                              # 4 ranks on 2 cores: Intel MP
 
 # --8<-- [start:pinning]
 mpicc -O2 hello.c -o hello
-# I_MPI_DEBUG=4 prints the library, the fabric and the CPU each rank is pinned to
+# I_MPI_DEBUG=4 prints the library and the CPU each rank is pinned to (on one node, no fabric line)
 I_MPI_DEBUG=4 mpiexec -n 4 ./hello 2>&1 | grep -E "MPI startup\(\): (Rank|[0-9]+ )|libfabric|library kind"
 # --8<-- [end:pinning]
 
