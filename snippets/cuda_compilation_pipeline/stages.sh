@@ -2,13 +2,15 @@
 # The two stages of nvcc, seen from outside: every step it runs and every file it leaves.
 #   bash snippets/cuda_compilation_pipeline/stages.sh     (from the repository root)
 set -euo pipefail
-source snippets/cuda_compilation_pipeline/env.sh
 
 # --8<-- [start:install]
 # from a checkout of this site's repository
 python3 -m venv .venv && . .venv/bin/activate
 pip install -r requirements-cuda.txt
+pip install --no-deps -e .    # the repository's own scripts (sitekit), which every block's env.sh imports
 # --8<-- [end:install]
+
+source snippets/cuda_compilation_pipeline/env.sh    # after the install: it cds into a scratch folder
 
 # --8<-- [start:setup]
 nvcc --version | tail -n 2                        # the CUDA release of the H200's driver: 13.0
