@@ -400,6 +400,7 @@ def test_readme_reproduces_one_article(tmp_path, built_site):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env.pop(PREBUILT_SITE_ENV, None)
+    env["PYTHONPATH"] = str(clone / "scripts")  # what `pip install --no-deps -e .` gives the clone
     status = subprocess.run(
         ["git", "-c", "safe.directory=*", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True
     )

@@ -368,7 +368,8 @@ RUN_TEXT = {
         "as shown, from a scratch folder, with only the files the page links):",
         "after": "Without an NVIDIA GPU the test runs Triton kernels through the interpreter "
         '(`TRITON_INTERPRET=1`) and skips the blocks marked "needs an NVIDIA GPU". For a CPU-only '
-        "machine, add `--extra-index-url https://download.pytorch.org/whl/cpu` to the `pip` line.",
+        "machine, add `--extra-index-url https://download.pytorch.org/whl/cpu` to the first `pip` line. "
+        "The second installs the repository's own scripts (`sitekit`), which the tests import.",
         "norepo": "# this build has no repository URL (set SITE_REPO_URL): clone the site's repository",
     },
     "zh": {
@@ -377,8 +378,8 @@ RUN_TEXT = {
         "点击即可从本站下载这个文件。想像站点测试那样把本页的代码块全部跑一遍（先构建站点，再在一个临时目录里、"
         "只用页面链接的文件，按页面所示逐块运行）：",
         "after": "没有 NVIDIA GPU 时，测试会让 Triton 内核在解释器中运行（`TRITON_INTERPRET=1`），"
-        "并跳过标有“需要 NVIDIA GPU”的代码块。只有 CPU 的机器，请在 `pip` 那一行加上 "
-        "`--extra-index-url https://download.pytorch.org/whl/cpu`。",
+        "并跳过标有“需要 NVIDIA GPU”的代码块。只有 CPU 的机器，请在第一行 `pip` 命令后加上 "
+        "`--extra-index-url https://download.pytorch.org/whl/cpu`。第二行 `pip` 命令安装仓库自带的脚本（`sitekit`），测试要导入它。",
         "norepo": "# 本次构建没有仓库地址（请设置 SITE_REPO_URL）：请克隆本站的仓库",
     },
 }
@@ -394,6 +395,7 @@ def run_commands(slug: str, repo: str | None) -> str:
         + [
             "python3 -m venv .venv && . .venv/bin/activate",
             "pip install -r requirements-test.txt",
+            "pip install --no-deps -e .",
             "python scripts/vendor_js.py",
             f"python -m pytest -q tests/test_reader.py -k {slug}",
         ]

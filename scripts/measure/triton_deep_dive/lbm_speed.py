@@ -15,7 +15,7 @@ Target (issue 14): >= 0.80x copy (FluidX3D reports about 0.82x on the H200).
 """
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 65}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 85}
 
 import sys
 
