@@ -214,6 +214,16 @@ def test_gencode_dataset_regenerates(tmp_path):
     assert _rows(out) == _rows(DATA / "cuda_compilation_pipeline" / "gencode.json")
 
 
+def test_gencode_refuses_jobs_below_one():
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/gencode.py", "--jobs", "0", "--out", "/dev/null"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2 and "--jobs 0: expected at least 1" in p.stderr and "Traceback" not in p.stderr
+
+
 def test_resources_dataset_regenerates(regenerated, tmp_path):
     out = tmp_path / "resources.json"
     p = subprocess.run(

@@ -56,6 +56,8 @@ def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--jobs", type=int, default=2, help="builds in parallel (default 2)")
     args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error(f"--jobs {args.jobs}: expected at least 1 (the number of nvcc builds run at once)")
     try:
         tc = cp.toolchain()
     except cp.ToolchainError as e:

@@ -25,10 +25,12 @@ runs single configs moved by up to ~10 %, so differences of a few percent here a
 """
 META = {"needs": "cpu", "tier": "nightly", "budget_s": 10}   # 5 s on the 2-core CI machine
 
+import json
 import math
 import os
 import sys
 from math import comb
+from pathlib import Path
 
 from sitekit import data, measure
 
@@ -75,6 +77,20 @@ def quantile(dist, q):
     return sorted(dist)[-1][0]
 
 
+def _read_autotune(ap, path: str) -> dict:
+    """An autotune dataset given with --autotune, or a usage error that says what was expected."""
+    want = "expected an autotune dataset such as data/how_ai_compilers_work/autotune.json"
+    try:
+        src = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        ap.error(f"--autotune {path}: cannot read it ({e.strerror}); {want}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        ap.error(f"--autotune {path}: not JSON ({e}); {want}")
+    if not isinstance(src, dict) or not isinstance(src.get("rows"), list):
+        ap.error(f"--autotune {path}: no 'rows' list in it; {want}")
+    return src
+
+
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--seeds", type=int, default=50, help="seeds of the learned-model search (default 50)")
@@ -83,7 +99,7 @@ def main(argv=None) -> int:
     if args.seeds < 5:
         ap.error("--seeds must be at least 5 (one seed says nothing about a randomized search)")
 
-    src = data.load("how_ai_compilers_work/autotune") if args.autotune is None else __import__("json").load(open(args.autotune))
+    src = data.load("how_ai_compilers_work/autotune") if args.autotune is None else _read_autotune(ap, args.autotune)
     configs = [r for r in src["rows"] if r.get("kind") == "config"]
     if len(configs) < max(BUDGETS):
         sys.exit(f"{NAME}: the autotune dataset has {len(configs)} config rows; at least {max(BUDGETS)} needed")
