@@ -4,7 +4,8 @@ compiled for an H200 (sm_90) on any machine, no GPU needed.
 
 Each FlashAttention kernel (forward, dK/dV, dQ; fp16; per head dim and mask, with FWD_CONFIGS and
 BWD_CONFIGS) and its packed variable-length version (attention_varlen.py, same settings; compiled for keys
-packed with the queries, column keys "shared", and for keys with their own offsets, "apart"), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
+packed with the queries, column keys "shared", and for keys with their own offsets, "apart"), the dK/dV
+kernel at D = 256 at every setting of attention_tuning's backward sweep (column "swept"), the forward of each step of the page's step-by-step table (pointer loads, TMA without and
 with pipelining, the Gluon FA3 loop order, its warp-specialized ping-pong version; full attention), the
 step-4 Gluon forward at every FA3_CONFIGS setting (with its register cap), the Gluon backward of step 6
 (the dK/dV kernel at every setting bwd_settings() launches, one or two consumers, and the dQ kernel at
@@ -118,6 +119,23 @@ def main(argv=None) -> int:
                     getattr(mod, kernel),
                     make_args(D, "Q", "K", "V", "DO", *grads),
                     dict(HEAD_DIM=D, CAUSAL=causal, BLOCK_M=m, BLOCK_N=n, **flags),
+                    w,
+                    st,
+                )
+
+    # the dK/dV kernel at D = 256 at every setting the backward sweep timed (attention_tuning.BWD), keyed
+    # "swept" so that the rows of the launched settings above stay the only "kernel" rows: the page sets each
+    # setting's registers and spills beside the time the sweep measured with it
+    if not args.quick:
+        from measure.triton_deep_dive import attention_tuning
+
+        for causal in (False, True):
+            for m, n, w, st in sorted({dkdv for dkdv, _ in attention_tuning.BWD[256]}):
+                build(
+                    {"swept": "attn_bwd_dkdv", "D": 256, "mask": "causal" if causal else "none", "BLOCK_M": m, "BLOCK_N": n},
+                    fa.attn_bwd_dkdv,
+                    attention_args(256, "Q", "K", "V", "DO", "DK", "DV"),
+                    dict(HEAD_DIM=256, CAUSAL=causal, BLOCK_M=m, BLOCK_N=n),
                     w,
                     st,
                 )
