@@ -449,6 +449,25 @@ def test_pointer_step_is_pipelined_only_with_the_launchers_alignment():
     assert ptr == {64: "yes", 128: "yes"}, ptr
 
 
+def test_d256_swept_rows_say_what_the_page_says_of_them():
+    """The head-dim-256 paragraph: the dK/dV rows of every setting attention_tuning's backward sweep timed are
+    in the resources dataset, the 32 x 32 tile on 4 warps has no HGMMA with either mask, and the 32 x 64 tile
+    on 8 warps and the launched 64 x 64 one do use it (the spills and times are check()s on the page)."""
+    import json
+
+    from measure.triton_deep_dive import attention_tuning
+
+    rows = json.loads((ROOT / "data" / "triton_deep_dive" / "resources.json").read_text())["rows"]
+    swept = {
+        (r["mask"], r["BLOCK_M"], r["BLOCK_N"], r["num_warps"], r["num_stages"]): r for r in rows if r.get("swept")
+    }
+    want = {(mask, *s) for mask in ("none", "causal") for s, _ in attention_tuning.BWD[256]}
+    assert set(swept) == want, sorted(set(swept) ^ want)
+    for mask in ("none", "causal"):
+        assert swept[(mask, 32, 32, 4, 2)]["hgmma"] == "no"
+        assert swept[(mask, 32, 64, 8, 2)]["hgmma"] == "yes" and swept[(mask, 64, 64, 8, 2)]["hgmma"] == "yes"
+
+
 def test_launch_signature_specializes_like_the_launcher():
     """sitekit.measure.launch_signature, which the resources datasets compile with: a multiple of 16 is
     marked divisible, 1 becomes a constant, other ints stay plain, pointers are taken as aligned, the
