@@ -215,6 +215,10 @@ def run_program(site: Path, page_url: str, prog: Program, scratch_root: Path) ->
             problem = compare(prog.expected, p.stdout, prog.tolerance)
             if problem:
                 res = ("failed", problem)
+        if res[0] == "passed":
+            crash = blockstats.crash_lines(p.stderr, prog.expected)
+            if crash:
+                res = ("failed", "a crash the page does not show, on stderr:\n" + "\n".join(crash[:5]))
     except subprocess.TimeoutExpired:
         res = ("failed", f"timed out after {prog.timeout} s")
     _RESULTS[key] = res
@@ -420,3 +424,12 @@ def test_readme_reproduces_one_article(tmp_path, built_site):
         last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
         assert re.search(r"\d+ passed", last) and not re.search(r"\d+ failed", last), p.stdout[-2000:]
     print(f"README reproduce: {time.time() - t0:.0f} s ({'site reused' if PREBUILT_SITE_ENV in env else 'site built'})")
+
+
+def test_a_crash_on_stderr_fails_a_block_unless_the_page_shows_it():
+    seg = 'block.sh: line 8: 24524 Segmentation fault      "$@" 2>&1'
+    assert blockstats.crash_lines(seg + "\nsome warning", "1. a case\nthe telling line") == [seg]
+    assert blockstats.crash_lines(seg, "Segmentation fault (core dumped)\n") == []  # the page shows the crash
+    tb = "Traceback (most recent call last):\n  File x\nValueError: bad"
+    assert blockstats.crash_lines(tb, None) == ["Traceback (most recent call last):"]
+    assert blockstats.crash_lines("UserWarning: something\n", None) == []
