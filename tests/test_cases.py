@@ -44,7 +44,7 @@ RUNS = {
     "oneapi_installation/mpi_bench": ["--quick"],  # ~3 s: messages up to 1 KiB (QUICK_VARIES)
     "pytorch_compile_stack/call_overhead": ["--quick"],  # ~7 s: fewer calls and rounds, same variants
     "triton_deep_dive/cavity_field": ["--quick"],  # ~3 s: a 32 x 32 grid, averaged onto the same 32 x 32 cells
-    # ~35 s in full: its --quick compiles the attention kernels for head dim 64 without mask only, which
+    # ~40 s in full: its --quick compiles the attention kernels for head dim 64 without mask only, which
     # no parameter list can reduce to the committed cases
     "triton_deep_dive/resources": [],
 }
@@ -197,7 +197,12 @@ def test_producer_makes_the_committed_cases(name, tmp_path):
             "the quick run differ, name those parameters in the producer's META quick_varies"
         )
         pytest.fail("\n".join(lines))
-    assert wall < 60, f"{d.script} took {wall:.0f} s here: move it out of RUNS (the budget is about 10 s)"
+    # a --quick run should take about 10 s; one run in full (no arguments) about its META budget_s. Twice
+    # that is the limit: a 2-core machine under load stretches a run, a producer that grew does not fit
+    if RUNS[name]:
+        assert wall < 60, f"{d.script} took {wall:.0f} s here: move it out of RUNS (the budget is about 10 s)"
+    else:
+        assert wall < 2 * d.budget_s, f"{d.script} took {wall:.0f} s here, its META budget_s is {d.budget_s}"
 
 
 # ------------------------------------------------------------------------ partial runs
