@@ -12,7 +12,9 @@ step-4 Gluon forward at every FA3_CONFIGS setting (with its register cap), the G
 GLUON_DQ) and the lattice Boltzmann kernels (D2Q9 and D3Q19, walls on every axis) is compiled with the
 installed Triton for sm_90 and its cubin read with the cuobjdump Triton ships: registers per thread, spilled bytes (stack frame), shared memory per program, and
 whether the SASS uses the Hopper tensor-core instruction (HGMMA), the bulk tensor copy (TMA, UTMALDG) and
-the asynchronous global-to-shared copy of cp.async (LDGSTS).
+the asynchronous global-to-shared copy of cp.async (LDGSTS); for the lattice Boltzmann kernels also how many
+global loads (LDG) the SASS holds that move one element of the lattice's storage or less ("ldg_scalar") and
+how many move more ("ldg_vector"), counted in the code, not as executed.
 
 Every kernel is compiled as the launcher specializes it for the measured shapes (attention: B=4, H=32,
 N=4096, contiguous; LBM: 4096^2 and 256^3 cells): pointers 16-byte aligned, sizes and strides that are
@@ -25,11 +27,19 @@ from __future__ import annotations
 META = {"needs": "cpu", "tier": "weekly", "budget_s": 90}
 
 import os
+import re
 import sys
 
 from sitekit import data, measure
 
 NAME = data.name_of(__file__)
+# bytes a global load (LDG) of the SASS moves per thread, by the width among its suffixes; none: 32 bits
+LDG_BYTES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
+
+
+def ldg_bytes(suffixes: str) -> int:
+    """".E.64" -> 8, ".E.U16" -> 2, ".E" or ".E.CONSTANT" -> 4 (a cache hint such as LTC128B is no width)."""
+    return next((LDG_BYTES[t] for t in suffixes.split(".") if t in LDG_BYTES), 4)
 
 
 def main(argv=None) -> int:
@@ -47,10 +57,16 @@ def main(argv=None) -> int:
     lbm = measure.snippet("triton_deep_dive/lbm")
     rows = []
 
-    def build(row, kernel, args, const, num_warps, num_stages, gluon=False, maxnreg=None):
+    def build(row, kernel, args, const, num_warps, num_stages, gluon=False, maxnreg=None, elem_bytes=None):
         sig, consts, attrs = measure.launch_signature(kernel, args, const)
         u = measure.sm90_compile(kernel, sig, consts, attrs, num_warps, num_stages, gluon=gluon, maxnreg=maxnreg)
         sass = u["sass"]
+        if elem_bytes:  # global loads in the SASS by width: one element of the lattice's storage, or more
+            widths = [ldg_bytes(m) for m in re.findall(r"\bLDG((?:\.[A-Z0-9_]+)+)", sass)]
+            row.update(
+                ldg_scalar=sum(w <= elem_bytes for w in widths),
+                ldg_vector=sum(w > elem_bytes for w in widths),
+            )
         row.update(
             num_warps=u["num_warps"],
             num_stages=num_stages,
@@ -300,6 +316,7 @@ def main(argv=None) -> int:
             dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, **walls, F16=False),
             lbm.CELL_WARPS,
             3,
+            elem_bytes=4,
         )
         half = dict(cell, F_IN="*fp16", F_OUT="*fp16")
         build(
@@ -309,6 +326,7 @@ def main(argv=None) -> int:
             dict(**lat.consts, BLOCK=lbm.CELL_BLOCK, **walls, F16=True),
             lbm.CELL_WARPS,
             3,
+            elem_bytes=2,
         )
         tile = dict(cell, CX="*i32", CY="*i32", CZ="*i32", W="*fp32", OPP="*i32")
         qp = triton.next_power_of_2(lat.Q)
@@ -319,11 +337,14 @@ def main(argv=None) -> int:
             dict(Q=lat.Q, QP=qp, BLOCK=512, **walls),
             4,
             3,
+            elem_bytes=4,
         )
     metrics = {
         "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
         "spill_bytes": {"unit": "B", "noise": 0, "fmt": "d"},
         "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f"},
+        "ldg_scalar": {"unit": "loads", "noise": 0, "fmt": "d"},
+        "ldg_vector": {"unit": "loads", "noise": 0, "fmt": "d"},
     }
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=args.quick)
