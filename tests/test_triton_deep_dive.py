@@ -765,6 +765,12 @@ def test_cli_taylor_green_smallest_stable_grid_runs(capsys):
     assert 0 < err < 0.2
 
 
+def test_lbm_cell_kernel_handles_two_cells_per_thread():
+    """The LBM paragraphs read the load counts of the resources table as two cells per thread: a vector load
+    holds two elements in either storage (LDG.E.64 in fp32, a 32-bit LDG in fp16)."""
+    assert lbm.CELL_BLOCK == 2 * 32 * lbm.CELL_WARPS
+
+
 def test_lbm_refuses_bad_setups():
     with pytest.raises(ValueError, match="tau must exceed 0.5"):
         lbm.LBM(lbm.D2Q9, (8, 8), 0.5)
