@@ -11,7 +11,9 @@ QGMMA for 8-bit operands), only the older warp-level one (HMMA), and the bulk te
 UTMALDG). Table "linear": the inference-GEMM kernel of linear.py, plain and swapped, fp16 and FP8,
 and the FP8 TMA kernel. Table "softmax_ragged": the fused softmax at widths that are multiples of 4
 but not of 16, without and with its VEC divisibility hint: the widest global load and store in the
-PTX (bytes per thread) and how many of each a thread issues. A program
+PTX (bytes per thread) and how many of each a thread issues. Table "k_mask": the grouped GEMM with and
+without its K mask at K = 4096, 4112 and 4100: 16-byte cp.async copies and plain global loads in the SASS.
+A program
 fits an H200 multiprocessor when its shared memory is at most 227 KiB.
 
     python scripts/measure/triton_kernel_practice/resources.py [--out data/triton_kernel_practice/resources.json]
@@ -77,6 +79,21 @@ def main(argv=None) -> int:
         const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "EVEN_K": True}
         build({"table": "gemm", "kernel": "grouped", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
                "num_stages": st, "epi_split": "off"}, g.matmul_grouped_kernel, ptr, const, w, st)
+    # the K loop's mask (EVEN_K false): the first GEMM configuration compiled at a K that is a multiple of
+    # BLOCK_K (no mask), at one that is a multiple of 16 but not of BLOCK_K (masked), and at one that is not a
+    # multiple of 16, masked and, for comparison only, unmasked (that kernel would read past K): how many of
+    # the tile loads stay 16-byte cp.async copies (LDGSTS ... .128 in the SASS), how many become plain LDGs
+    bm, bn, bk, w, st = GEMM_PTR[0]
+    for k, even in ((n, True), (n + 16, False), (n + 4, False), (n + 4, True)):
+        sig, const, attrs = measure.launch_signature(
+            g.matmul_grouped_kernel, dict(ptr, K=k, stride_am=k),
+            {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "EVEN_K": even})
+        sass = measure.sm90_compile(g.matmul_grouped_kernel, sig, const, attrs, w, st)["sass"]
+        row = {"table": "k_mask", "K": k, "EVEN_K": "yes" if even else "no", "BLOCK_M": bm, "BLOCK_N": bn,
+               "BLOCK_K": bk, "ldgsts_16B": len(re.findall(r"\bLDGSTS(?:\.[A-Z0-9_]+)*\.128\b", sass)),
+               "ldg": len(re.findall(r"\bLDG\.", sass))}
+        rows.append(row)
+        print(row, flush=True)
     for bm, bn, bk, w, st, split in GEMM_TMA:
         sig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bk}, {bn}]>",
                "c_desc": f"tensordesc<fp16[{bm}, {bn // 2 if split else bn}]>", "M": n, "N": n, "K": n}
@@ -175,6 +192,8 @@ def main(argv=None) -> int:
         "loads": {"unit": "instructions", "noise": 0, "fmt": "d"},
         "st_bytes": {"unit": "bytes", "noise": 0, "fmt": "d"},
         "stores": {"unit": "instructions", "noise": 0, "fmt": "d"},
+        "ldgsts_16B": {"unit": "instructions", "noise": 0, "fmt": "d"},
+        "ldg": {"unit": "instructions", "noise": 0, "fmt": "d"},
     }
     write(NAME, metrics, rows, args.out, argv, __file__)
     return 0
