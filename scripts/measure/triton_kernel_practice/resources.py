@@ -22,6 +22,7 @@ from __future__ import annotations
 
 META = {"needs": "cpu", "tier": "nightly", "budget_s": 60}
 
+import inspect
 import os
 import re
 
@@ -79,11 +80,12 @@ def main(argv=None) -> int:
         const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "EVEN_K": True}
         build({"table": "gemm", "kernel": "grouped", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w,
                "num_stages": st, "epi_split": "off"}, g.matmul_grouped_kernel, ptr, const, w, st)
-    # the K loop's mask (EVEN_K false): the first GEMM configuration compiled at a K that is a multiple of
+    # the K loop's mask (EVEN_K false): matmul_grouped's default configuration compiled at a K that is a multiple of
     # BLOCK_K (no mask), at one that is a multiple of 16 but not of BLOCK_K (masked), and at one that is not a
     # multiple of 16, masked and, for comparison only, unmasked (that kernel would read past K): how many of
     # the tile loads stay 16-byte cp.async copies (LDGSTS ... .128 in the SASS), how many become plain LDGs
-    bm, bn, bk, w, st = GEMM_PTR[0]
+    d = {k: v.default for k, v in inspect.signature(g.matmul_grouped).parameters.items()}
+    bm, bn, bk, w, st = d["BLOCK_M"], d["BLOCK_N"], d["BLOCK_K"], d["num_warps"], d["num_stages"]
     for k, even in ((n, True), (n + 16, False), (n + 4, False), (n + 4, True)):
         sig, const, attrs = measure.launch_signature(
             g.matmul_grouped_kernel, dict(ptr, K=k, stride_am=k),
