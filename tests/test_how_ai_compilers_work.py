@@ -513,3 +513,45 @@ def test_dram_check_sentences_hold_in_both_runs():
     for sentence, holds in claims.items():
         assert sentence in page, f"the page no longer says {sentence!r}: update this test with it"
         assert holds(), f"the data no longer support {sentence!r}: rewrite the sentence"
+
+
+_SPILL_CHECK = """
+import sys
+sys.path.insert(0, {scripts!r})
+from sitekit import measure
+gemm = measure.snippet("how_ai_compilers_work/gemm_tuning")
+n, k = 8192, 2048   # the shape the page tunes
+args = {{"a_ptr": "*fp16", "b_ptr": "*fp16", "bias_ptr": "*fp16", "c_ptr": "*fp16", "M": n, "N": n, "K": k,
+         "stride_am": k, "stride_ak": 1, "stride_bk": n, "stride_bn": 1, "stride_cm": n, "stride_cn": 1}}
+# 128 x 256 tiles: on 8 warps the fp32 accumulator is 128 registers per thread (in the space), on 4 it is 256
+for warps in (8, 4):
+    const = {{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}}
+    sig, c, attrs = measure.launch_signature(gemm.matmul_bias_gelu_kernel, args, const)
+    u = measure.sm90_compile(gemm.matmul_bias_gelu_kernel, sig, c, attrs, warps, 3)
+    print(warps, u["spill_bytes"])
+"""
+
+
+def test_config_space_leaves_out_the_configs_that_spill_heavily():
+    """The page: the space leaves out configurations whose fp32 accumulator alone needs more than 128 of a
+    thread's registers, which spill heavily; one right at the limit still spills a little with this epilogue.
+    Compiled for sm_90 on the CPU: 128 x 256 x 64 tiles, 3 stages, on 8 warps (kept) and on 4 (left out)."""
+    import re
+
+    space = run_py(
+        "import gemm_tuning as g\n"
+        "print(sorted((c.num_warps, c.num_stages) for c in g.config_space()"
+        " if (c.kwargs['BLOCK_M'], c.kwargs['BLOCK_N'], c.kwargs['BLOCK_K']) == (128, 256, 64)))"
+    )
+    assert "(8, 3)" in space and "(4, 3)" not in space, space
+    p = subprocess.run(
+        [sys.executable, "-c", _SPILL_CHECK.format(scripts=str(ROOT / "scripts"))],
+        cwd=ROOT,
+        env={**os.environ, "TRITON_INTERPRET": "0"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    spill = {int(w): int(s) for w, s in re.findall(r"^(\d+) (\d+)$", p.stdout, re.M)}
+    assert spill[8] > 0 and spill[4] > 10 * spill[8], spill

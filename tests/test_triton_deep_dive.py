@@ -530,7 +530,7 @@ for ((D, causal), cfg), heads in itertools.product(ag.FA3_CONFIGS.items(), (Fals
                           capture_output=True, text=True).stderr
     counts = [len(re.findall(op, u["sass"])) for op in ("HGMMA", "UTMALDG", "SYNCS", "BAR.SYNC")]
     print("fa3", D, int(causal), int(heads), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
-          int("C7514" in warn), u["smem_bytes"], *counts)
+          int("C7514" in warn), u["smem_bytes"], *counts, u["regs"])
 # the table's settings, and PINGPONG_DEFAULT (what forward_pingpong takes where the table has none)
 settings = list(ag.PINGPONG_CONFIGS.items()) + [((64, c), ag.PINGPONG_DEFAULT) for c in (False, True)]
 for ((D, causal), cfg), heads in itertools.product(settings, (False, True)):
@@ -561,7 +561,7 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
     (a wgmma wait that leaves one group outstanding); ptxas does not serialize the wgmmas (its warning
     C7514, which the page's first loop order triggered by rescaling O while a wgmma was in flight); and the
     2-D and 4-D variants use the same shared memory and issue the same wgmma (HGMMA), TMA load (UTMALDG)
-    and barrier (SYNCS, BAR.SYNC) instructions."""
+    and barrier (SYNCS, BAR.SYNC) instructions, with registers that differ by a few (at most 8)."""
     import os
     import subprocess
     import sys
@@ -581,7 +581,8 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
         assert spill == 0 and overlap_waits >= 1 and serialized == 0, (D, causal, heads, spill, overlap_waits)
         same.setdefault((D, causal), []).append(resources)
     for key, (rows, heads) in same.items():
-        assert rows == heads and rows[1] > 0, (key, rows, heads)
+        assert rows[:-1] == heads[:-1] and rows[1] > 0, (key, rows, heads)
+        assert abs(rows[-1] - heads[-1]) <= 8, (key, "registers", rows[-1], heads[-1])
     # the ping-pong kernel: 4 + 4 + 1 warps (12 allocated), launched at MAXNREG registers per thread, and the
     # PTX moves registers from the loader to the consumers (setmaxnreg to LOADER_REGS and CONSUMER_REGS)
     # (its tile loop keeps a few scalars on the stack: at most 16 bytes, which the page states)
