@@ -73,3 +73,26 @@ def test_sample_shows_the_vectorized_kernel():
 def test_both_pages_include_the_sample(lang):
     page = (ROOT / "docs" / lang / "triton-getting-started.md").read_text(encoding="utf-8")
     assert f'--8<-- "{INCLUDE}"' in page
+
+
+_DUPLICATES = """
+import json, re, sys
+sys.path.insert(0, "snippets/triton_getting_started")
+from inspect_kernel import compile_add
+ptx = compile_add(False, 128, 8).asm["ptx"]
+print(json.dumps({"loads": sorted(set(re.findall(r"@(%p\\d+) ld\\.global", ptx))),
+                  "stores": sorted(set(re.findall(r"@(%p\\d+) st\\.global", ptx))),
+                  "mod128": bool(re.search(r"and\\.b32\\s+%r\\d+, %r\\d+, 127;", ptx))}))
+"""
+
+
+def test_fewer_elements_than_threads_load_every_copy_and_store_one():
+    """The page: with fewer elements than threads (128 on 8 warps), several threads hold copies of the same
+    elements; every copy is loaded, only one is stored. In the PTX: element index = thread index mod 128,
+    the loads are guarded by the bounds predicate only, the store by another one."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    p = subprocess.run([sys.executable, "-c", _DUPLICATES], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout)
+    assert got["mod128"] and got["loads"] and got["stores"], got
+    assert not set(got["loads"]) & set(got["stores"]), got
