@@ -357,3 +357,30 @@ def test_fourteen_builds_is_the_row_count_of_both_tables():
     en = (root / "docs" / "en" / "cuda-compilation-pipeline.md").read_text(encoding="utf-8")
     zh = (root / "docs" / "zh" / "cuda-compilation-pipeline.md").read_text(encoding="utf-8")
     assert "fourteen combinations" in en and "all fourteen builds" in en and "14 种构建" in zh
+
+
+def test_a_local_array_is_counted_in_the_stack_frame_not_in_local(tmp_path):
+    """The page: `LOCAL` in `cuobjdump -res-usage` is not where a kernel's local arrays go; a local array
+    indexed at run time gets a stack frame (STACK) without any spill."""
+    tc = _toolchain_or_skip()
+    src = tmp_path / "local.cu"
+    src.write_text(
+        "__global__ void k(float *out, const int *idx) {\n"
+        "  float a[256];\n"
+        "  for (int i = 0; i < 256; i++) a[i] = out[i];\n"
+        "  out[threadIdx.x] = a[idx[threadIdx.x]];\n"
+        "}\n",
+        encoding="utf-8",
+    )
+    obj = tmp_path / "local.o"
+    p = subprocess.run(
+        [tc.tool("nvcc"), "-arch=sm_90", "-Xptxas", "-v", "-c", str(src), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"(\d+) bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", p.stderr), p.stderr
+    u = subprocess.run([tc.tool("cuobjdump"), "-res-usage", str(obj)], capture_output=True, text=True).stdout
+    m = re.search(r"STACK:(\d+) SHARED:\d+ LOCAL:(\d+)", u)
+    assert m and int(m.group(1)) >= 1024 and int(m.group(2)) == 0, u
