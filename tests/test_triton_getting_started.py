@@ -358,3 +358,21 @@ def test_sizes_above_2_24_meet():
         if r["impl"].startswith("triton") and abs(r["gbps"] / torch_at[r["n"]] - 1) > 0.05
     }
     assert not off, f"Triton more than 5 % from torch.add above 2^24: {off}; rewrite 'the lines meet'"
+
+
+def test_what_the_page_says_of_the_interpreter_and_the_debug_knobs():
+    """The page: the interpreter's fp32 tl.dot is a full-fp32 NumPy matmul (not TF32) and its tl.exp is
+    NumPy's exp; device asserts are on with TRITON_DEBUG (read at import), triton.knobs.runtime.debug,
+    @triton.jit(debug=True) or debug=True at launch; TRITON_ALWAYS_COMPILE bypasses only the on-disk
+    cache (a process reuses the kernels it has already loaded). Read from the installed Triton 3.6."""
+    import inspect
+
+    from triton.compiler import compiler
+    from triton.runtime import interpreter, jit
+
+    interp = inspect.getsource(interpreter)
+    assert "np.matmul(a_data, b_data" in interp and "np.exp" in interp
+    run = inspect.getsource(jit)
+    assert 'kwargs.get("debug", self.debug) or knobs.runtime.debug' in run
+    assert "kernel_cache.get(key" in run
+    assert "if not always_compile and metadata_path is not None" in inspect.getsource(compiler.compile)

@@ -164,3 +164,19 @@ def test_clusters_without_multicast_on_hopper():
     ok, err = _compile_tma_dot(128, 64, 2)
     assert not ok and "Failed to find a valid layout" in err, err[-2000:]
     assert "multicast" not in inspect.signature(tma.async_copy_global_to_shared).parameters
+
+
+def test_integers_are_specialized_by_the_native_specializer():
+    """'Triton's launcher specializes every integer argument on whether it equals 1 and whether it is a
+    multiple of 16 ... (the launcher's native_specialize_impl ... marks the multiples of 16; the Python
+    get_int_specialization in backends/compiler.py is not on that path)'."""
+    import triton.runtime.jit as jit
+    from triton._C.libtriton import native_specialize_impl
+    from triton.backends import BaseBackend
+
+    assert native_specialize_impl(BaseBackend, 1, False, True, True) == ("constexpr", 1)
+    assert native_specialize_impl(BaseBackend, 4096, False, True, True) == ("i32", "D")
+    assert native_specialize_impl(BaseBackend, 4100, False, True, True) == ("i32", "")
+    assert native_specialize_impl(BaseBackend, 3000, False, True, True) == ("i32", "")
+    assert "native_specialize_impl" in inspect.getsource(jit)
+    assert "get_int_specialization" not in inspect.getsource(jit)
