@@ -18,3 +18,9 @@ def crash_lines(stderr: str, expected: str | None) -> list[str]:
     """Lines of stderr that report a crash, unless the page's output block shows that crash too."""
     shown = expected or ""
     return [ln for ln in stderr.splitlines() if (m := CRASH.search(ln)) and m.group(0) not in shown]
+
+
+def crash_problem(stderr: str, expected: str | None) -> str | None:
+    """The failure to report for a block whose stderr shows a crash its page does not, else None."""
+    crash = crash_lines(stderr, expected)
+    return "a crash the page does not show, on stderr:\n" + "\n".join(crash[:5]) if crash else None

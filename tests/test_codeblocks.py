@@ -95,9 +95,9 @@ def _run(b, env) -> tuple[str, str]:
         problem = _compare(b.expected_output, p.stdout, tol)
         if problem:
             return "failed", problem
-    crash = blockstats.crash_lines(p.stderr, b.expected_output)
+    crash = blockstats.crash_problem(p.stderr, b.expected_output)
     if crash:
-        return "failed", "a crash the page does not show, on stderr:\n" + "\n".join(crash[:5])
+        return "failed", crash
     return "passed", ""
 
 

@@ -247,6 +247,17 @@ def test_search_budget_replay_and_claims(tmp_path):
     assert rnd["aic_median_ratio"] <= 1.1
 
 
+def _search_budget(*args):
+    """search_budget.py with these arguments, writing nowhere even if it does not refuse them."""
+    return subprocess.run(
+        [sys.executable, "scripts/measure/how_ai_compilers_work/search_budget.py", *args, "--out", "/dev/null"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
+    )
+
+
 @pytest.mark.parametrize(
     "args, says",
     [
@@ -256,26 +267,14 @@ def test_search_budget_replay_and_claims(tmp_path):
     ],
 )
 def test_search_budget_refuses_bad_arguments_with_a_usage_error(args, says):
-    p = subprocess.run(
-        [sys.executable, "scripts/measure/how_ai_compilers_work/search_budget.py", *args, "--out", "/dev/null"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
-    )
+    p = _search_budget(*args)
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 def test_search_budget_refuses_a_json_file_that_is_not_a_dataset(tmp_path):
     f = tmp_path / "a.json"
     f.write_text('{"name": "not a dataset"}', encoding="utf-8")
-    p = subprocess.run(
-        [sys.executable, "scripts/measure/how_ai_compilers_work/search_budget.py", "--autotune", str(f)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
-    )
+    p = _search_budget("--autotune", str(f))
     assert p.returncode == 2 and "no 'rows' list" in p.stderr, p.stderr
 
 

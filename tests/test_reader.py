@@ -215,10 +215,8 @@ def run_program(site: Path, page_url: str, prog: Program, scratch_root: Path) ->
             problem = compare(prog.expected, p.stdout, prog.tolerance)
             if problem:
                 res = ("failed", problem)
-        if res[0] == "passed":
-            crash = blockstats.crash_lines(p.stderr, prog.expected)
-            if crash:
-                res = ("failed", "a crash the page does not show, on stderr:\n" + "\n".join(crash[:5]))
+        if res[0] == "passed" and (crash := blockstats.crash_problem(p.stderr, prog.expected)):
+            res = ("failed", crash)
     except subprocess.TimeoutExpired:
         res = ("failed", f"timed out after {prog.timeout} s")
     _RESULTS[key] = res
