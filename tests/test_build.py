@@ -248,3 +248,20 @@ def test_provenance_paths_break_after_a_slash():
     assert '<code>python scripts/<wbr>measure/<wbr>a_b/<wbr>c.py <span class="nobr">--budget-s</span> 150</code>' in out
     assert "<code>data/<wbr>a_b/<wbr>c.json</code>" in out
     assert reader.breakable_paths("<p>data/a_b/c.json</p>") == "<p>data/a_b/c.json</p>"
+
+
+def test_plot_tooltips_name_axes_not_columns(built_site):
+    """A plotted point's tooltip gives the series and each axis's title with its value, in the page's
+    language; a raw dataset column ("aic_budget=24", "num_warps=4") was what a reader saw before."""
+    site = built_site[0]
+    raw = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*=[-0-9.]")
+    seen = 0
+    for lang in LANGS:
+        for page in sorted((site if lang == "en" else site / lang).glob("*/index.html")):
+            if lang == "en" and page.parent.name in LANGS:
+                continue
+            for tip in re.findall(r"<circle[^>]*><title>([^<]*)</title>", page.read_text(encoding="utf-8")):
+                seen += 1
+                assert not raw.search(tip), f"{page}: tooltip {tip!r} shows a raw column name"
+                assert ("：" in tip) == (lang == "zh"), f"{page}: tooltip {tip!r} is not punctuated for {lang}"
+    assert seen > 100, f"only {seen} plotted points found: did the plots or the tooltip markup change?"

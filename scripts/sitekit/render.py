@@ -141,6 +141,28 @@ def column_title(ds: dict, col: str, lang: str) -> str:
     return title
 
 
+def plain_value(ds: dict, col: str, v, lang: str) -> str:
+    """A value as plain text (a tooltip holds no markup): the column's format, without the 2^n form."""
+    meta = ds["metrics"].get(col) or ds.get("params", {}).get(col) or {}
+    fmt = meta.get("fmt")
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return re.sub(r"<[^>]+>", "", fmt_value(ds, col, v, lang))
+    if fmt and fmt != "pow2":
+        return html.escape(format(v, fmt))
+    return f"{v:,}" if isinstance(v, int) else f"{v:.4g}"
+
+
+def point_title(ds: dict, series, group, x: tuple, a, y: tuple, b, lang: str) -> str:
+    """A plotted point's tooltip in the page's language: the series, then each axis's title and value
+    ("random search · evaluations: 24 · speed-up over the default: 1.05"), never a raw column name.
+    x and y are (column, axis title or None): the axis's title where the plot sets one."""
+    parts = [re.sub(r"<[^>]+>", "", fmt_value(ds, series, group, lang))] if series else []
+    for (col, title), v in ((x, a), (y, b)):
+        colon = "：" if lang == "zh" else ": "
+        parts.append(f"{html.escape(title or column_title(ds, col, lang))}{colon}{plain_value(ds, col, v, lang)}")
+    return " · ".join(parts)
+
+
 def select(ds: dict, where: dict | None) -> list[dict]:
     rows = ds["rows"]
     if where:
@@ -450,8 +472,9 @@ def plot(
             path = " ".join(f"{'M' if i == 0 else 'L'}{fx(a):.1f},{fy(b):.1f}" for i, (a, b) in enumerate(pts))
             out.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
             for a, b in pts:
+                tip = point_title(ds, series, g, (x, xlabel), a, (y, ytitle), b, lang)
                 out.append(
-                    f'<circle cx="{fx(a):.1f}" cy="{fy(b):.1f}" r="3" fill="{color}"><title>{fmt_value(ds, series, g, lang) if series else ""} {x}={a}: {b:.4g}</title></circle>'
+                    f'<circle cx="{fx(a):.1f}" cy="{fy(b):.1f}" r="3" fill="{color}"><title>{tip}</title></circle>'
                 )
         else:
             for r in grs:
