@@ -45,7 +45,8 @@ def zh_labels() -> list[tuple[str, str]]:
 
 def avoided_uses(text: str, term: dict) -> list[str]:
     """Avoided variants in `text` that are not part of the chosen term (软件流水 inside 软件流水线)."""
-    keep = [term["zh"], *term.get("allow", [])]
+    # a variant other sources use may be named as such: 图断点（graph break，亦作“图中断”）
+    keep = [term["zh"], *term.get("allow", []), *(f"亦作“{a}”" for a in term.get("also", []))]
     masked = text
     for k in sorted(keep, key=len, reverse=True):
         masked = masked.replace(k, "\0" * len(k))
@@ -58,6 +59,8 @@ def test_terms_file_is_well_formed():
             assert isinstance(a, str) and a and a != t["zh"], f"glossary {t['en']!r}: bad avoid entry {a!r}"
         if "first_use" in t:
             assert t["zh"] in t["first_use"], f"glossary {t['en']!r}: first_use must contain the term {t['zh']!r}"
+        for a in t.get("also", []):
+            assert isinstance(a, str) and a and a != t["zh"], f"glossary {t['en']!r}: bad also entry {a!r}"
     avoided = {a: t["en"] for t in TERMS for a in t.get("avoid", [])}
     for t in TERMS:
         assert t["zh"] not in avoided, (
@@ -133,3 +136,20 @@ def test_every_term_has_one_anchor_the_same_in_both_languages():
     assert len(ids["en"]) == len(TERMS) == len(set(ids["en"])), "one anchor per term, none shared"
     assert ids["en"] == ids["zh"], "the two languages' rows must carry the same anchors, in the same order"
     assert render.glossary_id("SSA (static single assignment)") == "g-ssa-static-single-assignment"
+
+
+def test_glossary_lists_the_renderings_of_other_sources():
+    """A reader who learned 图中断 or 保护条件 elsewhere finds it beside the term these pages use, in both
+    languages' glossary, and the zh pages name it where they introduce the term."""
+    from sitekit.render import glossary
+
+    zh_pages = "".join(p.read_text(encoding="utf-8") for p in (DOCS / "zh").glob("*.md"))
+    shown = [t for t in TERMS if t.get("also")]
+    assert shown, "no term lists another rendering: the reviewers' attested terms (图中断, 保护条件) are gone"
+    for t in shown:
+        for lang in ("zh", "en"):
+            row = next(r for r in glossary(lang=lang).splitlines() if f"**{t[lang]}**" in r)
+            for a in t["also"]:
+                assert f"“{a}”" in row, f"glossary ({lang}): {t['en']!r} does not list {a!r}"
+        for a in t["also"]:
+            assert f"亦作“{a}”" in zh_pages, f"no zh page introduces {t['zh']!r} with 亦作“{a}”"

@@ -536,13 +536,25 @@ def glossary(*, lang: str) -> str:
         raise DataError(
             f"data/glossary/terms.yml: two terms share an anchor: {sorted(i for i in ids if ids.count(i) > 1)}"
         )
+
     # each row carries an anchor named after the English term, the same in both languages: glossary/#g-guard
+    # other renderings a reader meets in Chinese sources ("also"), beside the one these pages use
+    def also(t: dict) -> str:
+        if not t.get("also"):
+            return ""
+        words = "、".join(f"“{a}”" for a in t["also"])
+        return f"（亦作{words}）" if lang == "zh" else f" (also {words})"
+
     if lang == "zh":
         head = "| 中文术语 | English | 释义 |\n| --- | --- | --- |"
-        rows = [f'| <span id="{i}"></span>**{t["zh"]}** | {t["en"]} | {t["def_zh"]} |' for i, t in zip(ids, terms)]
+        rows = [
+            f'| <span id="{i}"></span>**{t["zh"]}**{also(t)} | {t["en"]} | {t["def_zh"]} |' for i, t in zip(ids, terms)
+        ]
     else:
         head = "| Term | 中文 | Definition |\n| --- | --- | --- |"
-        rows = [f'| <span id="{i}"></span>**{t["en"]}** | {t["zh"]} | {t["def_en"]} |' for i, t in zip(ids, terms)]
+        rows = [
+            f'| <span id="{i}"></span>**{t["en"]}** | {t["zh"]}{also(t)} | {t["def_en"]} |' for i, t in zip(ids, terms)
+        ]
     return "\n".join([head, *rows])
 
 
