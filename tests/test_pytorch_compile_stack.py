@@ -402,3 +402,69 @@ def test_guard_logs_record_the_thread_count_the_page_names():
     for lang, words in (("en", "2 in both logs below"), ("zh", "下面两份日志里都是 2")):
         page = " ".join((ROOT / "docs" / lang / "pytorch-compile-stack.md").read_text(encoding="utf-8").split())
         assert words in page and "OMP_NUM_THREADS=2" in page, lang
+
+
+# ----------------------------------------------------------------------------- nested compile regions
+
+NESTED = ROOT / "snippets" / "pytorch_compile_stack" / "nested_region.py"
+NESTED_LOOP = "\nfor name, block in ("  # the snippet's printing loop; everything above it defines
+
+
+def _nested_run(body: str) -> dict:
+    """Run `body` in a fresh process after the snippet's definitions (its loop left out); `body`
+    prints one JSON line."""
+    src = NESTED.read_text(encoding="utf-8")
+    assert NESTED_LOOP in src, "nested_region.py no longer ends with its printing loop: update this test"
+    code = src[: src.index(NESTED_LOOP)] + "\nimport json\n" + body
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_nested_compile_region_is_traced_once_and_reused():
+    """#nested-compile-region: the marked block's body is traced once by Dynamo and once by AOTAutograd,
+    lowered once by Inductor and generated as one function called per block, whatever the depth (ten
+    blocks here, six on the page: max_reuse_entries=8 caps distinct traces, not reuses); the unmarked
+    whole-model compile fuses a block's residual add with the next block's LayerNorm, the region cannot."""
+    out = _nested_run(
+        "c = compile_and_count(MarkedBlock, depth=10)\n"
+        "w = compile_and_count(Block, depth=3)\n"
+        "print(json.dumps({'marked': c, 'whole': w}))\n"
+    )
+    c, w = out["marked"], out["whole"]
+    assert c["backend_calls"] == 1 and c["region_calls"] == 10 and c["bodies"] == 1, c
+    assert (c["traced"], c["stamped"], c["aot_traced"]) == (1, 9, 1), c
+    assert c["lowered"] == 2 and c["fn_calls"] == {"repeated_subgraph0": 10}, c
+    assert c["kernels"] == ["native_layer_norm", "gelu_view", "add_view"], c["kernels"]
+    assert w["backend_calls"] == 1 and w["region_calls"] == 0 and w["lowered"] == 1 and not w["fn_calls"], w
+    assert (w["traced"], w["stamped"], w["aot_traced"]) == (0, 0, 0), w
+    assert "add_native_layer_norm_view" in w["kernels"], w["kernels"]
+    _page_says({"en": "ten marked blocks trace once", "zh": "十个加了标记的块只追踪一次"})
+
+
+def test_nested_compile_region_retraces_a_new_input_layout():
+    """#nested-compile-region: reuse is guarded. Four calls on three input layouts (a tensor, a slice
+    with the parent's strides, a contiguous copy of the slice, the tensor again) give three traces and
+    one reuse. Dynamo alone decides this: the eager backend keeps the test short."""
+    out = _nested_run(
+        "blocks = nn.ModuleList(MarkedBlock(64) for _ in range(4))\n"
+        "def f(x):\n"
+        "    s = x[:, :16]\n"
+        "    return blocks[0](x), blocks[1](s), blocks[2](s.contiguous()), blocks[3](x)\n"
+        "torch._dynamo.reset(); compilation_time_metrics.clear()\n"
+        "backend = CompileCounterWithBackend('eager')\n"
+        "with torch.no_grad():\n"
+        "    torch.compile(f, backend=backend)(torch.randn(4, 32, 64))\n"
+        "(gm,) = backend.graphs\n"
+        "print(json.dumps({'traced': len(compilation_time_metrics.get('invoke_subgraph_trace', [])),\n"
+        "                  'stamped': len(compilation_time_metrics.get('invoke_subgraph_reuse_stamp_out', [])),\n"
+        "                  'subgraphs': sorted(n for n, m in gm.named_children() if isinstance(m, torch.fx.GraphModule))}))\n"
+    )
+    assert out == {"traced": 3, "stamped": 1, "subgraphs": ["subgraph_0", "subgraph_1", "subgraph_2"]}, out
+    _page_says({"en": "calls on three input layouts", "zh": "四次调用追踪出三张子图"})
+
+
+def _page_says(words: dict) -> None:
+    for lang, w in words.items():
+        page = " ".join((ROOT / "docs" / lang / "pytorch-compile-stack.md").read_text(encoding="utf-8").split())
+        assert w in page, f"{lang}: the page no longer says {w!r}: update this test with it"
