@@ -25,7 +25,7 @@ The untimed builds (contents and sizes) run --jobs at a time.
 """
 from __future__ import annotations
 
-META = {"needs": "cpu", "tier": "nightly", "budget_s": 90}
+META = {"needs": "cpu", "tier": "nightly", "budget_s": 60}
 
 import statistics
 import subprocess
