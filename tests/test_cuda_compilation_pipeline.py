@@ -267,24 +267,15 @@ def test_gencode_sizes_and_build_times_back_the_fleet_recipe():
     assert max(by_passes[1]) < min(by_passes[2]) and max(by_passes[2]) < min(by_passes[6]), by_passes
 
 
-def test_gencode_refuses_rounds_below_one():
+@pytest.mark.parametrize("option", ["--rounds", "--jobs"])
+def test_gencode_refuses_counts_below_one(option):
     p = subprocess.run(
-        [sys.executable, "scripts/measure/cuda_compilation_pipeline/gencode.py", "--rounds", "0", "--out", "/dev/null"],
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/gencode.py", option, "0", "--out", "/dev/null"],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
-    assert p.returncode == 2 and "--rounds 0: expected at least 1" in p.stderr and "Traceback" not in p.stderr
-
-
-def test_gencode_refuses_jobs_below_one():
-    p = subprocess.run(
-        [sys.executable, "scripts/measure/cuda_compilation_pipeline/gencode.py", "--jobs", "0", "--out", "/dev/null"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert p.returncode == 2 and "--jobs 0: expected at least 1" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and f"{option} 0: expected at least 1" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_resources_dataset_regenerates(regenerated, tmp_path):
