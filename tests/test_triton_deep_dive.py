@@ -657,6 +657,10 @@ def one_thread():
         ("D2Q9", (9, 8), (True, True, True), 0.0),  # fully periodic
         ("D3Q19", (6, 5, 4), (False, False, False), 0.1),  # 3-D cavity
         ("D3Q19", (5, 4, 6), (True, False, True), 0.05),  # channel: periodic x and z, walls in y
+        # periodic y, walls in x, a lid speed given: no top wall, so no lid term (the tile kernel added it
+        # at the x walls of the top row)
+        ("D2Q9", (7, 6), (False, True, True), 0.1),
+        ("D3Q19", (5, 4, 3), (False, True, False), 0.1),
     ],
 )
 @pytest.mark.parametrize("variant", ["cell", "tile", "fp16"])

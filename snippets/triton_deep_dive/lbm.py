@@ -173,8 +173,11 @@ def lbm_tile_kernel(F_IN, F_OUT,            # (Q, NZ, NY, NX) fp32 post-collisio
     # half-way bounce-back: the population that left this cell towards the wall comes back reversed;
     # a moving wall adds momentum 2 w_i rho (c_i . u_w) / cs^2 (rho = 1)
     f_back = tl.load(F_IN + opp * n_cells + cell[None, :], mask=m & wall, other=0.0)
-    lid = tl.where(sy >= NY, 6.0 * w * cx.to(tl.float32) * u_lid, 0.0)
-    f = tl.where(wall, f_back + lid, f_pull)
+    if PY:   # no wall at the top: nothing to move (a wall hit along x or z must not get the lid term)
+        f = tl.where(wall, f_back, f_pull)
+    else:
+        lid = tl.where(sy >= NY, 6.0 * w * cx.to(tl.float32) * u_lid, 0.0)
+        f = tl.where(wall, f_back + lid, f_pull)
 
     # collide (BGK): relax towards the second-order equilibrium
     rho = tl.where(live, tl.sum(f, 0), 1.0)               # padding cells past the grid: no 0/0
