@@ -154,11 +154,11 @@ def plain_value(ds: dict, col: str, v, lang: str) -> str:
 
 def point_title(ds: dict, series, group, x: tuple, a, y: tuple, b, lang: str) -> str:
     """A plotted point's tooltip in the page's language: the series, then each axis's title and value
-    ("random search · evaluations: 24 · speed-up over the default: 1.05"), never a raw column name.
+    ("random search · Configs measured (budget): 24 · ..."), never a raw column name ("aic_budget=24").
     x and y are (column, axis title or None): the axis's title where the plot sets one."""
     parts = [re.sub(r"<[^>]+>", "", fmt_value(ds, series, group, lang))] if series else []
+    colon = "：" if lang == "zh" else ": "
     for (col, title), v in ((x, a), (y, b)):
-        colon = "：" if lang == "zh" else ": "
         parts.append(f"{html.escape(title or column_title(ds, col, lang))}{colon}{plain_value(ds, col, v, lang)}")
     return " · ".join(parts)
 
@@ -537,7 +537,6 @@ def glossary(*, lang: str) -> str:
             f"data/glossary/terms.yml: two terms share an anchor: {sorted(i for i in ids if ids.count(i) > 1)}"
         )
 
-    # each row carries an anchor named after the English term, the same in both languages: glossary/#g-guard
     # other renderings a reader meets in Chinese sources ("also"), beside the one these pages use
     def also(t: dict) -> str:
         if not t.get("also"):
@@ -545,6 +544,7 @@ def glossary(*, lang: str) -> str:
         words = "、".join(f"“{a}”" for a in t["also"])
         return f"（亦作{words}）" if lang == "zh" else f" (also {words})"
 
+    # each row carries an anchor named after the English term, the same in both languages: glossary/#g-guard
     if lang == "zh":
         head = "| 中文术语 | English | 释义 |\n| --- | --- | --- |"
         rows = [
