@@ -124,10 +124,11 @@ def describe(cfg):
 
 
 def bench(fn, quantiles=None):
-    """Median time of fn() in ms: CUDA events through do_bench on a GPU, a host clock in the interpreter.
+    """Median time of fn() in ms (do_bench's default is the mean): CUDA events on a GPU, a host clock
+    in the interpreter.
     Short warm-up and repetition windows: a tuner calls this once per config."""
     if DEVICE == "cuda":
-        return triton.testing.do_bench(fn, warmup=5, rep=25, quantiles=quantiles)
+        return triton.testing.do_bench(fn, warmup=5, rep=25, quantiles=quantiles, return_mode="median")
     fn()
     times = []
     for _ in range(3):
