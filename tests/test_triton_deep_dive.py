@@ -735,6 +735,8 @@ def test_ghia_tables_are_the_published_re100_columns():
         (["--out", "/nonexistent-folder/r.json"], "does not exist"),
         (["--n", "20000", "--steps", "1"], "int32"),
         (["--case", "taylor-green", "--n", "4"], "use n >= 10"),
+        (["--case", "taylor-green", "--n", "0"], "n=0 starts the vortex above Mach 0.3; use n >= 10"),
+        (["--case", "taylor-green", "--n", "-4"], "n=-4 starts the vortex above Mach 0.3; use n >= 10"),
         (["--case", "taylor-green", "--steps", "3"], "--steps: for the cavity only"),
         (["--case", "taylor-green", "--re", "50", "--tol", "1e-3"], "--re, --tol: for the cavity only"),
     ],
@@ -779,7 +781,9 @@ def test_lbm_cell_kernel_handles_two_cells_per_thread():
 def test_lbm_refuses_bad_setups():
     with pytest.raises(ValueError, match="tau must exceed 0.5"):
         lbm.LBM(lbm.D2Q9, (8, 8), 0.5)
-    with pytest.raises(ValueError, match="shape must be"):
+    with pytest.raises(
+        ValueError, match=r"needs a shape \(NX, NY\) or \(NX, NY, NZ\) of positive integers, got \(8, 0\)"
+    ):
         lbm.LBM(lbm.D2Q9, (8, 0), 0.8)
     with pytest.raises(ValueError, match="backend must be"):
         lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="numpy")
@@ -789,6 +793,41 @@ def test_lbm_refuses_bad_setups():
         lbm.LBM(lbm.D2Q9, (8, 8), 0.8, storage=torch.bfloat16)
     with pytest.raises(ValueError, match="fp16 storage is implemented by the Triton 'cell' kernel only"):
         lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="torch", device="cpu", storage=torch.float16)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: lbm.LBM("D2Q9", (8, 8), 0.8), "lattice must be D2Q9 or D3Q19"),
+        (lambda: lbm.LBM(lbm.D3Q19, (8, 8), 0.8), r"D3Q19 needs a shape \(NX, NY, NZ\)"),
+        (lambda: lbm.LBM(lbm.D2Q9, (8, 8.5), 0.8), "of positive integers"),
+        (lambda: lbm.LBM(lbm.D2Q9, (8, 8), 0.8, periodic=(True,)), "periodic needs one flag per axis"),
+        (
+            lambda: lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="torch", device="cpu").init(rho=torch.ones(4, 4)),
+            r"rho must have shape \(1, 8, 8\)",
+        ),
+        (
+            lambda: lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="torch", device="cpu").init(u=torch.zeros(2, 1, 8, 8)),
+            r"u must have shape \(3, 1, 8, 8\)",
+        ),
+        (
+            lambda: lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="torch", device="cpu").set_populations(torch.ones(9, 8, 8)),
+            r"populations must have shape \(Q, NZ, NY, NX\) = \(9, 1, 8, 8\)",
+        ),
+        (lambda: lbm.LBM(lbm.D2Q9, (8, 8), 0.8, backend="torch", device="cpu").init().step(-3), "integer >= 0"),
+        (lambda: lbm.taylor_green(0, backend="torch", device="cpu"), "at least 2 cells"),
+        (lambda: lbm.taylor_green(4, backend="torch", device="cpu"), r"Mach 0\.69 > 0\.3 .*needs n >= 10"),
+        (lambda: lbm.cavity(n=16, re=10, steps=0, backend="torch", device="cpu"), "steps must be an integer >= 1"),
+        (lambda: lbm.cavity(n=16, re=10, steps=-5, backend="torch", device="cpu"), "steps must be an integer >= 1"),
+        (lambda: lbm.cavity(n=16, re=10, check_every=0, backend="torch", device="cpu"), "check_every must be"),
+        (lambda: lbm.cavity(n=16, re=10, tol=0, backend="torch", device="cpu"), "tol must be > 0"),
+    ],
+)
+def test_lbm_refuses_bad_calls_in_its_own_words(call, message):
+    """Each refusal names the argument and what would work, before anything runs (no IndexError from deep
+    inside, no silent no-op for a negative step count, no two-million-step run for steps=0)."""
+    with pytest.raises(ValueError, match=message):
+        call()
 
 
 def _assert_chosen_is_fastest(pass_, configs, columns, key_of, dims=None):
@@ -1241,6 +1280,26 @@ def test_gpt2_packed_layer_was_ahead_in_every_kept_run():
     ):
         page = " ".join((ROOT / "docs" / lang / "triton-deep-dive.md").read_text().split())
         assert words in page, (lang, words)
+
+
+def test_cavity_tolerance_on_the_page_is_the_producers():
+    """The page says where the H200 cavity run stopped (the producer's TOL, tighter than solve.py's default)
+    and which command repeats it; both must follow the producer, and the data once it records the tolerance."""
+    import json
+    import re
+
+    src = (ROOT / "scripts" / "measure" / "triton_deep_dive" / "cavity.py").read_text()
+    n, tol = re.search(r"^N, RE, U_LID, TOL = (\d+), [\d.]+, [\d.]+, ([\de.-]+)$", src, re.M).groups()
+    exp = int(f"{float(tol):e}".split("e")[1])
+    for lang in ("en", "zh"):
+        page = (ROOT / "docs" / lang / "triton-deep-dive.md").read_text()
+        assert f"solve.py --n {n} --tol {tol}" in page and f"$10^{{{exp}}}$" in page, lang
+    summary = [
+        r
+        for r in json.loads((ROOT / "data" / "triton_deep_dive" / "cavity.json").read_text())["rows"]
+        if r.get("table") == "summary"
+    ][0]
+    assert summary["n"] == int(n) and summary.get("tol", float(tol)) == float(tol)
 
 
 def test_cavity_picture_is_rendered_from_its_data():

@@ -201,10 +201,15 @@ class LBM:
 
     def __init__(self, lattice, shape, tau, periodic=(True, True, True), u_lid=0.0, backend="triton",
                  device=DEVICE, block=None, num_warps=None, storage=torch.float32, kernel="cell"):
-        if lattice.dim == 2 and len(shape) == 2:
-            shape = (*shape, 1)
-        if len(shape) != 3 or min(shape) < 1:
-            raise ValueError(f"LBM: shape must be (NX, NY) or (NX, NY, NZ) with positive sizes, got {shape}")
+        if not isinstance(lattice, Lattice):
+            raise ValueError(f"LBM: lattice must be D2Q9 or D3Q19 (a Lattice of this module), got {lattice!r}")
+        given = tuple(shape)
+        shape = (*given, 1) if lattice.dim == 2 and len(given) == 2 else given
+        if len(shape) != 3 or not all(isinstance(n, int) and n >= 1 for n in shape):
+            want = "(NX, NY, NZ)" if lattice.dim == 3 else "(NX, NY) or (NX, NY, NZ)"
+            raise ValueError(f"LBM: {lattice.name} needs a shape {want} of positive integers, got {given}")
+        if len(tuple(periodic)) != 3 and not (lattice.dim == 2 and len(tuple(periodic)) == 2):
+            raise ValueError(f"LBM: periodic needs one flag per axis (x, y[, z]), got {periodic!r}")
         if not tau > 0.5:
             raise ValueError(f"LBM: tau = {tau} gives a viscosity nu = (tau - 1/2)/3 <= 0; tau must exceed 0.5")
         if backend not in ("triton", "torch"):
@@ -220,7 +225,7 @@ class LBM:
         self.lat, self.tau, self.u_lid, self.backend, self.device = lattice, float(tau), float(u_lid), backend, device
         self.kernel, self.storage = kernel, storage
         self.nx, self.ny, self.nz = shape
-        periodic = tuple(bool(p) for p in periodic)
+        periodic = tuple(bool(p) for p in periodic) + (False,) * (3 - len(tuple(periodic)))
         # 2-D: one z layer that no velocity leaves (c_z = 0), so z needs neither wrap nor wall code
         self.periodic = periodic[:2] + (False,) if lattice.dim == 2 else periodic[:3]
         if lattice.Q * self.nx * self.ny * self.nz >= 2 ** 31:
@@ -247,6 +252,9 @@ class LBM:
         return self.f
 
     def set_populations(self, f):
+        if tuple(f.shape) != tuple(self.f.shape):
+            raise ValueError(f"LBM: populations must have shape (Q, NZ, NY, NX) = {tuple(self.f.shape)}, "
+                             f"got {tuple(f.shape)}")
         if self.storage == torch.float16:
             f = f - self.w[:, None, None, None]
         self.f.copy_(f)
@@ -261,6 +269,9 @@ class LBM:
 
     def init(self, rho=None, u=None):
         shape = (self.nz, self.ny, self.nx)
+        for name, t, want in (("rho", rho, shape), ("u", u, (3, *shape))):
+            if t is not None and tuple(t.shape) != want:
+                raise ValueError(f"LBM.init: {name} must have shape {want} (z, y, x order), got {tuple(t.shape)}")
         rho = torch.ones(shape, device=self.device) if rho is None else rho.to(self.device, torch.float32)
         u = torch.zeros((3, *shape), device=self.device) if u is None else u.to(self.device, torch.float32)
         return self.set_populations(self.equilibrium(rho, u))
@@ -273,6 +284,8 @@ class LBM:
         return rho, torch.einsum("ia,izyx->azyx", c, f) / rho
 
     def step(self, n=1):
+        if not isinstance(n, int) or n < 0:
+            raise ValueError(f"LBM.step: n is a number of time steps, an integer >= 0; got {n!r}")
         for _ in range(n):
             grid = (triton.cdiv(self.nx * self.ny * self.nz, self.block),)
             if self.backend == "triton" and self.kernel == "cell":
@@ -329,13 +342,20 @@ def torch_step(f, out, shifts, wall, lid, opp, c, w, omega):
 
 
 # --8<-- [start:taylor_green]
+TAU_MIN, MACH_MAX = 0.51, 0.3        # BGK loses stability as tau -> 1/2; compressibility error ~ Ma^2
 def taylor_green(n, tau=0.8, u0=None, lattice=D2Q9, backend="triton", device=DEVICE, nz=1, storage=torch.float32):
     """Decaying Taylor-Green vortex on a periodic n x n grid (x nz for D3Q19), run to t = n^2/8 steps.
 
     Diffusive scaling: tau (so nu) fixed, u0 ~ 1/n, steps ~ n^2, so the Mach number falls with n and
     the error of a second-order scheme falls by 4x per grid doubling. Returns the relative L2
     velocity error against u(t) = u(0) exp(-2 nu k^2 t)."""
+    if not isinstance(n, int) or n < 2:
+        raise ValueError(f"taylor_green: n must be an integer of at least 2 cells per side, got {n!r}")
     u0 = 0.05 * 32 / n if u0 is None else u0
+    if abs(u0) * math.sqrt(3) > MACH_MAX:
+        raise ValueError(f"taylor_green: u0 = {u0:.3f} is Mach {abs(u0) * math.sqrt(3):.2f} > {MACH_MAX} "
+                         f"(the default u0 = 1.6 / n needs n >= {math.ceil(1.6 * math.sqrt(3) / MACH_MAX)}); "
+                         "use a larger n or a smaller u0")
     k = 2 * math.pi / n
     pos = torch.arange(n, dtype=torch.float64)
     Y, X = torch.meshgrid(pos, pos, indexing="ij")
@@ -369,7 +389,6 @@ GHIA_RE100_V = [(1.0000, 0.00000), (0.9688, -0.05906), (0.9609, -0.07391), (0.95
                 (0.5000, 0.05454), (0.2344, 0.17527), (0.2266, 0.17507), (0.1563, 0.16077),
                 (0.0938, 0.12317), (0.0781, 0.10890), (0.0703, 0.10091), (0.0625, 0.09233),
                 (0.0000, 0.00000)]
-TAU_MIN, MACH_MAX = 0.51, 0.3        # BGK loses stability as tau -> 1/2; compressibility error ~ Ma^2
 
 
 def cavity_parameters(re, n, u_lid=0.1):
@@ -392,12 +411,21 @@ def cavity(re=100.0, n=128, u_lid=0.1, steps=None, tol=1e-6, check_every=500, ba
            max_steps=2_000_000, storage=torch.float32):
     """Lid-driven square cavity (D2Q9, walls on all sides, lid at y = 1 moving in +x) to a steady state."""
     tau = cavity_parameters(re, n, u_lid)
+    if steps is not None and (not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"cavity: steps must be an integer >= 1, or None to run until the change per step < tol; "
+                         f"got {steps!r}")
+    if not isinstance(check_every, int) or check_every < 1:
+        raise ValueError(f"cavity: check_every must be an integer >= 1, got {check_every!r}")
+    if steps is None and not tol > 0:
+        raise ValueError(f"cavity: tol must be > 0 when steps is None (the run stops when the change per step < tol), "
+                         f"got {tol!r}")
     sim = LBM(D2Q9, (n, n), tau, periodic=(False, False, False), u_lid=u_lid, backend=backend, device=device,
               storage=storage).init()
     history, done, prev = [], 0, sim.moments()[1]
     t0 = time.perf_counter()
-    while done < (steps or max_steps):
-        k = min(check_every, (steps or max_steps) - done)
+    last = max_steps if steps is None else steps
+    while done < last:
+        k = min(check_every, last - done)
         sim.step(k)
         done += k
         u = sim.moments()[1]

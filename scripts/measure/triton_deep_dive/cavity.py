@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     lbm = measure.snippet("triton_deep_dive/lbm")
     n = 64 if args.quick else N
     r = lbm.cavity(RE, n, U_LID, tol=TOL, backend="triton", device="cuda")
-    rows = [{"table": "summary", "n": n, "re": RE, "tau": r["tau"], "steps": r["steps"], "seconds": r["seconds"],
+    rows = [{"table": "summary", "n": n, "re": RE, "tau": r["tau"], "tol": TOL, "steps": r["steps"], "seconds": r["seconds"],
              "ghia_dev_u": r["ghia_dev_u"], "ghia_dev_v": r["ghia_dev_v"],
              "met_ghia_u": r["ghia_dev_u"] < TARGET, "met_ghia_v": r["ghia_dev_v"] < TARGET}]
     for p, u, v in zip(r["pos"], r["u_centre"], r["v_centre"]):
@@ -52,7 +52,8 @@ def main(argv=None) -> int:
                "residual": {"unit": "", "noise": 1.0, "fmt": ".1e", "check": False},
                "speed": {"unit": "× U", "noise": 0.05, "fmt": ".3f", "check": False},
                "seconds": {"unit": "s", "noise": 1.0, "fmt": ".2f", "check": False},
-               "steps": {"unit": "", "noise": 0.1, "fmt": "d", "check": False}}
+               "steps": {"unit": "", "noise": 0.1, "fmt": "d", "check": False},
+               "tol": {"unit": "× U per step", "noise": 0, "fmt": ".0e", "check": False}}
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=args.quick)
 
