@@ -20,6 +20,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import needs
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,8 +85,8 @@ def test_byte_counts_match_dispatched_ops():
 
 
 def test_bad_input_is_rejected_clearly():
-    out = run_py("""
-        import torch, pytest
+    out = run_py(r"""
+        import torch, pytest, triton
         import fusion, gemm_tuning as g
 
         def raises(exc, fn, *args, match):
@@ -104,9 +105,31 @@ def test_bad_input_is_rejected_clearly():
         raises(TypeError, g.matmul_bias_gelu, a.float(), b, bias, match="float16")
         raises(ValueError, g.matmul_bias_gelu, a, b[:16], bias, match="do not chain")
         raises(ValueError, g.matmul_bias_gelu, a, b, bias[:8], match="do not chain")
+        raises(ValueError, fusion.traffic, "pointwise", (4, 4), match=r"pointwise: expected a shape of \(n,\)")
+        raises(ValueError, fusion.traffic, "reduction", (16,), match=r"expected a shape of \(rows, cols\)")
+        assert fusion.softmax(torch.randn(3, 0)).shape == (3, 0)        # as torch.softmax: empty in, empty out
+        cfg = g.config_space()[0]
+        raises(ValueError, g.matmul_bias_gelu, a, b, torch.randn(96).half()[::2], cfg, match="unit stride")
+        raises(ValueError, g.matmul_bias_gelu, a, b, bias, match="config=None needs a kernel wrapped in @triton.autotune")
+        raises(TypeError, g.matmul_bias_gelu, a, b, bias, dict(cfg.kwargs), match="expected a triton.Config")
+        bad = triton.Config({**cfg.kwargs, "BLOCK_M": 48}, num_warps=4, num_stages=2)
+        raises(ValueError, g.matmul_bias_gelu, a, b, bias, bad, match="powers of two")
+        import attention
+        q = torch.randn(1, 2, 8, 16).half()
+        raises(ValueError, attention.attention_fused, q, q, q, match="needs q, k, v on one GPU, got cpu")
         print("ok")
     """)
     assert out.strip() == "ok"
+
+
+@pytest.mark.skipif(needs._cuda(), reason="this machine has a GPU: the scripts would run")
+@pytest.mark.parametrize("script", ["fusion.py", "gemm_tuning.py", "attention.py"])
+def test_scripts_say_they_need_a_gpu(script):
+    """Run as the page shows them, without a GPU and without TRITON_INTERPRET=1: one line, not a traceback."""
+    env = {k: v for k, v in ENV.items() if k != "TRITON_INTERPRET"}
+    p = subprocess.run([sys.executable, str(SNIPPETS / script)], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and p.stderr.strip().startswith(f"{script}: needs a CUDA GPU"), p.stderr[-600:]
+    assert "Traceback" not in p.stderr
 
 
 def test_model_and_search():
@@ -131,6 +154,10 @@ def test_model_and_search():
         w, w1 = g.model(M=11 * 128, **kw), g.model(M=12 * 128, **kw)
         assert w["bound"] == w1["bound"] == "mma" and w["wave_eff"] == 1.0, (w, w1)
         assert w1["wave_eff"] < 0.6 and w1["ms"] > 1.9 * w["ms"], (w, w1)
+        # an unpipelined config (num_stages=1) is predicted as one tile in flight: finite, and not faster
+        one, two = (g.model(M=4096, N=4096, K=4096, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_stages=s, num_warps=8)
+                    for s in (1, 2))
+        assert math.isfinite(one["ms"]) and one["ms"] >= two["ms"], (one, two)
 
         # ridge regression recovers a quadratic
         rng = np.random.default_rng(1)

@@ -24,10 +24,18 @@ def attention_eager(q, k, v):                 # q, k, v: [batch, heads, seq, hea
 
 
 def attention_fused(q, k, v):                 # one kernel: FlashAttention-2 inside PyTorch
-    if q.device.type != "cuda":
-        raise ValueError(f"the FlashAttention backend needs CUDA tensors, got {q.device}")
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        return F.scaled_dot_product_attention(q, k, v)
+    if q.device.type != "cuda" or not q.device == k.device == v.device:
+        raise ValueError(f"the FlashAttention backend needs q, k, v on one GPU, got {q.device}, {k.device}, {v.device}")
+    if q.dtype not in (torch.float16, torch.bfloat16):
+        raise ValueError(f"the FlashAttention backend takes float16 or bfloat16, got {q.dtype}")
+    try:
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            return F.scaled_dot_product_attention(q, k, v)
+    except RuntimeError as e:                 # SDPA gives its reasons as warnings, then this error
+        if "No available kernel" not in str(e):
+            raise
+        raise ValueError(f"the FlashAttention backend cannot take q {tuple(q.shape)}, k {tuple(k.shape)}, "
+                         f"v {tuple(v.shape)}; PyTorch's warnings above say which check failed") from e
 
 
 def attention_traffic(B, H, N, D, elem=2):
@@ -44,6 +52,8 @@ def attention_flops(B, H, N, D):
 
 
 if __name__ == "__main__":
+    if not torch.cuda.is_available():
+        raise SystemExit("attention.py: needs a CUDA GPU (the fused version is SDPA's FlashAttention kernel)")
     # --8<-- [start:attention-run]
     from triton.testing import do_bench
 

@@ -32,6 +32,8 @@ def check_inputs(*tensors):
             raise TypeError(f"expected float32, got {t.dtype}")
         if not t.is_contiguous():
             raise ValueError("expected a contiguous tensor (call .contiguous() first)")
+    if len({t.device for t in tensors}) > 1:
+        raise ValueError(f"expected tensors on one device, got {', '.join(str(t.device) for t in tensors)}")
 # --8<-- [end:setup]
 
 
@@ -121,6 +123,8 @@ def softmax(x):
     if x.dim() != 2:
         raise ValueError(f"expected a 2-D tensor, got {x.dim()}-D")
     rows, cols = x.shape
+    if x.numel() == 0:                       # no rows, or rows of no elements: nothing to normalize
+        return torch.empty_like(x)
     block = triton.next_power_of_2(cols)
     if block > 16384:
         raise ValueError(f"rows of {cols} elements do not fit one program instance; "
@@ -138,6 +142,9 @@ def traffic(case, shape, elem=4):
     Every tensor a kernel reads or writes counts once per kernel that touches it:
     the compulsory traffic, assuming nothing survives in cache between kernels.
     """
+    if case in ("pointwise", "horizontal", "reduction") and len(shape) != (1 if case == "pointwise" else 2):
+        raise ValueError(f"{case}: expected a shape of {'(n,)' if case == 'pointwise' else '(rows, cols)'}, "
+                         f"got {tuple(shape)}")
     if case == "pointwise":                  # x, g -> out, n elements each
         (n,) = shape
         unfused = (1 + 1) * n + (2 + 1) * n + (2 + 1) * n   # sigmoid, mul, mul
@@ -161,6 +168,8 @@ def traffic(case, shape, elem=4):
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("fusion.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     # --8<-- [start:check]
     torch.manual_seed(0)
     x, g = torch.randn(10_000, device=DEVICE), torch.randn(10_000, device=DEVICE)

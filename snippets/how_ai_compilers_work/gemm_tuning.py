@@ -82,11 +82,22 @@ def check_gemm_inputs(a, b, bias):
         raise ValueError(f"expected a [M, K], b [K, N], bias [N]; got {tuple(a.shape)}, {tuple(b.shape)}, {tuple(bias.shape)}")
     if a.shape[1] != b.shape[0] or bias.shape[0] != b.shape[1]:
         raise ValueError(f"shapes do not chain: a {tuple(a.shape)} @ b {tuple(b.shape)} + bias {tuple(bias.shape)}")
+    if not a.device == b.device == bias.device:
+        raise ValueError(f"a, b and bias must be on one device, got {a.device}, {b.device} and {bias.device}")
+    if bias.stride(0) != 1:
+        raise ValueError("bias: the kernel reads it with unit stride; pass bias.contiguous()")
 
 
 def matmul_bias_gelu(a, b, bias, config=None, kernel=matmul_bias_gelu_kernel):
     """gelu(a @ b + bias) in one kernel. `config`: a triton.Config, or None when `kernel` autotunes."""
     check_gemm_inputs(a, b, bias)
+    if config is None and not isinstance(kernel, triton.runtime.Autotuner):
+        raise ValueError("config=None needs a kernel wrapped in @triton.autotune; pass config=triton.Config(...), "
+                         "e.g. config_space()[0]")
+    if config is not None and not isinstance(config, triton.Config):
+        raise TypeError(f"config: expected a triton.Config, got {type(config).__name__}")
+    if config is not None and any(v < 1 or v & (v - 1) for k, v in config.kwargs.items() if k.startswith("BLOCK")):
+        raise ValueError(f"config: BLOCK_M, BLOCK_N and BLOCK_K must be powers of two, got {config.kwargs}")
     M, K = a.shape
     N = b.shape[1]
     c = torch.empty((M, N), device=a.device, dtype=torch.float16)
@@ -178,7 +189,8 @@ def model(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, gpu=Gpu(), 
     t_l2 = tiles * tile_bytes / (gpu.l2_over_dram * gpu.dram_tbps * 1e12)
     t_dram = (M * K + K * N + M * N + N) * e / (gpu.dram_tbps * 1e12)
     # Little's law: bytes in flight per SM must cover latency x bandwidth, or the pipeline starves.
-    in_flight = blocks_per_sm * (num_stages - 1) * (BLOCK_M + BLOCK_N) * BLOCK_K * e
+    # (num_stages = 1 does not pipeline: one tile's loads in flight, then its MMAs)
+    in_flight = blocks_per_sm * max(num_stages - 1, 1) * (BLOCK_M + BLOCK_N) * BLOCK_K * e
     needed = gpu.l2_over_dram * gpu.dram_tbps * 1e12 / gpu.sms * gpu.latency_ns * 1e-9
     hidden = min(1.0, in_flight / needed)
     t = max(t_mma, t_smem, t_l2, t_dram) / hidden + 3e-6         # + launch
@@ -241,6 +253,8 @@ def guided_search(space, measure, M, N, K, n_init=8, per_round=4, budget=24, see
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("gemm_tuning.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU at tiny sizes")
     # --8<-- [start:setup]
     SPACE = config_space()
     if INTERPRET:   # the interpreter runs tiles as numpy arrays: keep them small
