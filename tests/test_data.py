@@ -344,6 +344,14 @@ def test_plot_is_inline_svg_in_current_color():
     assert svg.count("<svg") == 1 and 'fill="currentColor"' in svg and "provenance" in svg
 
 
+def test_a_plot_axis_title_is_never_a_raw_column_name():
+    """ylabel="frac_copy" once put the column's name on a decode plot's axis; the column's title is what a
+    reader should see, and leaving ylabel out gives it."""
+    page = '{{ plot("foundation/ceilings", x="shape", y="tflops", series="case", where={"kind": "matmul"}, kind="bar", ylabel="tflops") }}'
+    with pytest.raises(data.DataError, match="ylabel='tflops' is a column name"):
+        render.render_page(page, "en", "en/x.md")
+
+
 def test_gpu_ci_refuses_without_gpu():
     p = subprocess.run(
         [sys.executable, "scripts/gpu_ci.py", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=300
@@ -466,6 +474,54 @@ def test_figure_noise_comes_from_measured_spread():
     assert data.figure_noise(ds, ds["rows"][1], "t") == (0.5, "declared")
     # a spread column is not a parameter: the same case matches across runs
     assert data.case_key(ds["rows"][0], metrics) == '{"case": "a"}'
+
+
+def test_a_derived_figure_is_no_better_known_than_the_timing_it_comes_from(monkeypatch):
+    """A ratio with no spread of its own (varlen's speed-up of SDPA on jagged tensors: 1.55x, its time
+    113 % apart between rounds) takes twice the row's recorded timing spread as its noise when that is
+    wider than the declared band; exact figures (declared noise 0) stay exact."""
+    metrics = {
+        "ms": {"unit": "ms", "noise": 0.1},
+        "speedup": {"unit": "×", "noise": 0.07},
+        "n": {"unit": "", "noise": 0},
+    }
+    rows = [{"case": "a", "ms": 1.0, "ms_spread": 0.5, "speedup": 1.55, "n": 3}, {"case": "b", "speedup": 1.55, "n": 3}]
+    ds = data.new("art/ds", metrics, rows)
+    assert data.figure_noise(ds, ds["rows"][0], "speedup") == (1.0, "measured")
+    assert data.figure_noise(ds, ds["rows"][0], "n") == (0, "declared")
+    assert data.figure_noise(ds, ds["rows"][1], "speedup") == (0.07, "declared")
+    ds["rows"][0]["ms_spread"] = 0.01  # a narrow spread never narrows the declared band
+    assert data.figure_noise(ds, ds["rows"][0], "speedup") == (0.07, "declared")
+    ds["rows"][0]["ms_spread"] = 0.5
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    assert render.verdict("art/ds", "speedup", {"case": "a"}, lang="en") == "no measurable difference"
+    assert render.verdict("art/ds", "speedup", {"case": "b"}, lang="en") == "faster"
+
+
+@pytest.mark.parametrize(
+    "ratio, met, target_col, near",
+    [
+        (1.03, True, None, True),
+        (1.2, True, None, False),
+        (0.97, False, None, True),
+        (0.5, False, None, False),
+        (0.92, True, 0.9, True),
+        (1.1, True, 0.9, False),
+    ],
+)
+def test_a_target_met_or_missed_within_noise_says_so(ratio, met, target_col, near):
+    """met / not met is this run's verdict; when the figure is within its noise of the target, a re-run may
+    flip it, and the cell says so (the target: the metric's `target`, or the row's target_* column)."""
+    metrics = {
+        "ratio_x": {"unit": "×", "noise": 0.05},
+        "met_x": {"unit": "bool", "noise": 0, "of": "ratio_x", **({} if target_col else {"target": 1.0})},
+    }
+    row = {"case": "a", "ratio_x": ratio, "met_x": met, **({"target_x": target_col} if target_col else {})}
+    ds = data.new("art/ds", metrics, [row])
+    for lang, words in (("en", "within noise of the target"), ("zh", "与目标之差在噪声之内")):
+        cell = render.target_cell(ds, ds["rows"][0], "met_x", lang)
+        assert (words in cell) is near, cell
+        assert ("✓" in cell) is met
 
 
 def test_run_to_run_change_is_not_noise_when_the_run_chose_another_setting(monkeypatch):

@@ -70,6 +70,7 @@ TEXT = {
         "zh": "达标与否目前只依据本次运行：下一次 GPU CI 运行会确认，或标为不稳定",
     },
     "unstable": {"en": "unstable", "zh": "不稳定"},
+    "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
     "this_run": {"en": "this run", "zh": "本次"},
     "last_run": {"en": "previous run", "zh": "上次"},
     "runs_n": {
@@ -186,7 +187,7 @@ def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
     prev = prev_row.get(col) if prev_row else None
     cell = fmt_value(ds, col, cur, lang)
     if prev is None or bool(prev) == cur:
-        return cell
+        return cell + near_target(ds, row, col, lang)
     of = meta.get("of")
     figs = ""
     if of and of in row and prev_row.get(of) is not None:
@@ -196,6 +197,22 @@ def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
             f"{_t('last_run', lang)} {fmt_value(ds, of, prev_row[of], lang)}"
         )
     return f'<span class="bad">~ {_t("unstable", lang)}{figs}</span>'
+
+
+def near_target(ds: dict, row: dict, col: str, lang: str) -> str:
+    """ " · within noise of the target" after a met / not met whose figure is within its noise (figure_noise)
+    of the target: the verdict could flip on a re-run, so the cell says so. The target is the metric's
+    declared `target`, or the row's `target_*` column of the same suffix (met_cudnn: target_cudnn)."""
+    of = ds["metrics"].get(col, {}).get("of")
+    t = ds["metrics"].get(col, {}).get("target", row.get("target" + col[len("met") :]))
+    v = row.get(of) if of else None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (v, t)) or not t:
+        return ""
+    noise, _ = figure_noise(ds, row, of)
+    if noise >= 1 or abs(v - t) > noise * abs(t):  # noise >= 100 %: an error bound's order of magnitude, not a timing
+        return ""
+    sep = "，" if lang == "zh" else " · "
+    return f'<span class="near">{sep}{_t("near", lang)}</span>'
 
 
 @lru_cache(maxsize=4)
@@ -399,6 +416,9 @@ def plot(
     rows = [r for r in select(ds, where) if r.get(y) is not None and x in r]
     if not rows:
         raise DataError(f"data/{name}.json: no rows with both '{x}' and '{y}'")
+    for axis, given in (("xlabel", xlabel), ("ylabel", ylabel)):
+        if given in ds["metrics"] or any(given in r for r in rows):  # a reader would see "frac_copy"
+            raise DataError(f"plot(): {axis}={given!r} is a column name; leave {axis} out to get the column's title")
     groups: dict = {}
     for r in rows:
         groups.setdefault(r.get(series) if series else y, []).append(r)
