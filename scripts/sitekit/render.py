@@ -442,6 +442,8 @@ def plot(
         f'<svg class="data-plot" viewBox="0 0 {W} {H}" role="img" xmlns="http://www.w3.org/2000/svg" '
         f'font-family="inherit" font-size="12" fill="currentColor">'
     ]
+    # an axis title given by the page: a labels.yml key (its text in the page's language) or literal text
+    xlabel, ylabel = (label(t, lang) if t else None for t in (xlabel, ylabel))
     ytitle = ylabel or column_title(ds, y, lang)
     out.append(f"<title>{html.escape(ytitle)}</title>")
     for t in yticks:
