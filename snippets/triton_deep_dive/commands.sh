@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Commands the page "Deep Dive into OpenAI Triton" shows; each section is one block.
 # --8<-- [start:gpu_checks]
-python snippets/triton_deep_dive/attention.py     # 6 ragged shapes, fp16 and bf16, D 64 and 128, vs fp32
+python snippets/triton_deep_dive/attention.py     # 8 ragged shapes: D 64, 128, 256, both masks, GQA, fp16 and bf16, vs fp32
 python snippets/triton_deep_dive/attention_gluon.py  # attention() with the Gluon forward (Hopper only), gradients included
 python snippets/triton_deep_dive/attention_bwd_gluon.py  # the Gluon backward kernels' gradients (Hopper only)
-python snippets/triton_deep_dive/attention_varlen.py  # packed batches: 7 lengths (one empty), GQA, D 64 and 128, vs fp32
+python snippets/triton_deep_dive/attention_varlen.py  # packed batches: 7 lengths (one empty), GQA, D 64, 128, 256, keys apart, vs fp32
 python snippets/triton_deep_dive/lbm.py           # Triton step = PyTorch step on larger grids, Taylor-Green n=64
 # --8<-- [end:gpu_checks]
 # --8<-- [start:cavity]
