@@ -6,6 +6,8 @@
     python scripts/gpu_ci.py --check --write --tier weekly  # every GPU dataset; write even if something drifted
     python scripts/gpu_ci.py --only foundation/ceilings --no-blocks
     python scripts/gpu_ci.py --tier nightly --plan     # print the plan and its budget, run nothing
+    python scripts/gpu_ci.py --check --write --no-blocks --stale --fit 540
+        # re-measure the GPU datasets data/stale.yml lists, as many as fit 540 s; run again for the rest
 
 Datasets are found from paths (scripts/measure/<article>/<dataset>.py -> data/<article>/<dataset>.json;
 sitekit/registry.py). Each is measured into a temporary file by its script, validated, compared with
@@ -38,10 +40,27 @@ HISTORY = 2  # previous runs kept in each dataset, for verdicts over two runs an
 
 
 def chosen_datasets(args) -> list[registry.Dataset]:
+    if args.only and args.stale:
+        raise registry.RegistryError("--only and --stale choose datasets two ways; give one")
     if args.only:
         return [registry.by_name(n) for n in args.only]
+    if args.stale:  # older than their code (sitekit.stale): re-measuring them is what empties data/stale.yml
+        from sitekit.stale import current
+
+        moved = current()
+        return [d for d in registry.DATASETS if d.needs == "gpu" and d.name in moved]
     tiers = {"nightly": ("nightly",), "weekly": ("nightly", "weekly"), "all": ("nightly", "weekly")}[args.tier]
     return [d for d in registry.DATASETS if d.needs == "gpu" and d.tier in tiers]
+
+
+def fit(datasets, seconds: int, blocks: bool) -> tuple[list, list]:
+    """(kept, left): the datasets, in order, whose plan fits `seconds`; one that would overflow it is left
+    for the next run and the later ones still tried (first fit). A lent machine caps one command's time:
+    with --stale, the next run picks up what this one left, since a re-measured dataset is no longer stale."""
+    kept, left = [], []
+    for d in datasets:
+        (kept if plan_seconds([*kept, d], blocks)[2] <= seconds else left).append(d)
+    return kept, left
 
 
 def plan_seconds(datasets, blocks: bool) -> tuple[int, int, int]:
@@ -168,6 +187,16 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--no-blocks", action="store_true", help="skip running the GPU-marked code blocks")
     ap.add_argument(
+        "--stale", action="store_true", help="the GPU datasets older than their code (what data/stale.yml lists)"
+    )
+    ap.add_argument(
+        "--fit",
+        type=int,
+        default=None,
+        metavar="S",
+        help="keep only the datasets whose plan fits S seconds (first fit, in registry order); list the rest",
+    )
+    ap.add_argument(
         "--tier",
         choices=["nightly", "weekly", "all"],
         default="all",
@@ -192,6 +221,13 @@ def main(argv=None) -> int:
     except registry.RegistryError as e:
         print(f"gpu_ci: {e}", file=sys.stderr)
         return 2
+    if args.fit is not None:
+        datasets, left = fit(datasets, args.fit, not args.no_blocks)
+        if left:
+            print(f"gpu_ci: left for a later run (over --fit {args.fit} s): {', '.join(d.name for d in left)}")
+    if not datasets:
+        print("gpu_ci: no dataset chosen" + (" (none is stale)" if args.stale else ""), flush=True)
+        return 0
     timed, beside, wall = plan_seconds(datasets, not args.no_blocks)
     print(
         f"gpu_ci: {len(datasets)} datasets; planned {wall} s = {timed} s timed one at a time + {beside} s of "

@@ -259,6 +259,41 @@ def test_gpu_ci_nightly_plan_fits_eight_minutes():
     assert p.returncode == 2 and "over the budget of 10 s" in p.stderr
 
 
+def test_gpu_ci_stale_chooses_what_stale_yml_lists_and_fit_splits_it_across_runs():
+    """--stale re-measures exactly the GPU datasets older than their code; --fit keeps what fits one lent
+    command (first fit, registry order) and names the rest, which the next --stale run picks up."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gpu_ci
+    from sitekit.stale import current
+
+    stale_gpu = [d.name for d in DATASETS if d.needs == "gpu" and d.name in current()]
+    p = subprocess.run(
+        [sys.executable, "scripts/gpu_ci.py", "--stale", "--no-blocks", "--plan"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    listed = [line.split()[0] for line in p.stdout.splitlines() if line.startswith("  ")]
+    assert listed == stale_gpu
+    by = {d.name: d for d in DATASETS}
+    ds = [by["how_ai_compilers_work/dram_check"], by["triton_deep_dive/cavity"], by["how_ai_compilers_work/fusion"]]
+    kept, left = gpu_ci.fit(ds, by["how_ai_compilers_work/dram_check"].budget_s + 5, blocks=False)
+    assert [d.name for d in left] == ["triton_deep_dive/cavity", "how_ai_compilers_work/fusion"]  # 10 s, 15 s over
+    assert gpu_ci.plan_seconds(kept, blocks=False)[2] <= by["how_ai_compilers_work/dram_check"].budget_s + 5
+    kept, left = gpu_ci.fit(ds, 10, blocks=False)
+    assert [d.name for d in kept] == ["triton_deep_dive/cavity"]  # too big ones skipped, a later small one kept
+    p = subprocess.run(
+        [sys.executable, "scripts/gpu_ci.py", "--stale", "--only", "foundation/ceilings", "--plan"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2 and "give one" in p.stderr
+
+
 def test_registry_refuses_bad_meta(tmp_path, monkeypatch):
     bad = tmp_path / "x.py"
     for text, msg in [
