@@ -131,6 +131,19 @@ def test_bad_toolchain_home_is_a_clear_error():
     assert p.returncode == 1 and "no bin/nvcc there" in p.stderr and "requirements-cuda.txt" in p.stderr
 
 
+def test_run_block_names_the_page_scripts_for_an_unknown_one():
+    """From a bad-input audit: an unknown script was a FileNotFoundError traceback."""
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "run-block", "bogus.sh", "compat"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "no script snippets/cuda_compilation_pipeline/bogus.sh; the page's are: " in p.stderr
+    assert "run_h200.sh" in p.stderr
+
+
 def test_unknown_architecture_lists_the_valid_ones():
     _toolchain_or_skip()
     p = subprocess.run(

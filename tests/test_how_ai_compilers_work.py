@@ -114,6 +114,13 @@ def test_bad_input_is_rejected_clearly():
         raises(TypeError, g.matmul_bias_gelu, a, b, bias, dict(cfg.kwargs), match="expected a triton.Config")
         bad = triton.Config({**cfg.kwargs, "BLOCK_M": 48}, num_warps=4, num_stages=2)
         raises(ValueError, g.matmul_bias_gelu, a, b, bias, bad, match="powers of two")
+        with pytest.raises(ValueError, match="needs a non-empty space and a budget >= 1, got 0 configs"):
+            g.guided_search([], lambda c: 1.0, 64, 64, 64)
+        import train_infer
+        from functorch.compile import default_partition
+        x = torch.randn(4, requires_grad=True)
+        with pytest.raises(ValueError, match="fn must return one tensor .*, got list"):
+            train_infer.saved_by_forward(lambda t: (t * 2, t * 3), default_partition, x)
         import attention
         q = torch.randn(1, 2, 8, 16).half()
         raises(ValueError, attention.attention_fused, q, q, q, match="needs q, k, v on one GPU, got cpu")

@@ -624,6 +624,59 @@ def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
     assert same == "same True", same
 
 
+def test_gluon_wrappers_refuse_head_dims_they_have_no_setting_for_and_the_interpreter():
+    """From a bad-input audit: D = 256 reached FA3_CONFIGS / DKDV_WS_CONFIGS as a KeyError, and backward_gluon
+    in the interpreter failed on an attribute of the interpreted kernel."""
+    code = (
+        "import torch, attention_gluon as ag, attention_bwd_gluon as bg\n"
+        "q = torch.randn(1, 2, 16, 256, dtype=torch.float16)\n"
+        "for f in (ag.forward_fa3, ag.forward_pingpong):\n"
+        "    try:\n        f(q, q, q)\n    except ValueError as e:\n        print(e)\n"
+        "try:\n    bg.bwd_settings(256, False, 4096)\nexcept ValueError as e:\n    print(e)\n"
+        "x = torch.randn(1, 2, 16, 64, dtype=torch.float16)\n"
+        "try:\n    bg.backward_gluon(x, x, x, x, torch.zeros(1, 2, 16), x, False, 0.125)\n"
+        "except RuntimeError as e:\n    print(e)\n"
+    )
+    lines = _interpreted(code).stdout.strip().split("\n")
+    assert lines[0].startswith("forward_fa3: head dim 256: the Gluon forwards are built for [64, 128]"), lines
+    assert lines[1].startswith("forward_pingpong: head dim 256: the Gluon forwards are built for [64, 128]"), lines
+    assert lines[2].startswith("backward_gluon: head dim 256: the Gluon backward is built for [64, 128]"), lines
+    assert lines[3] == "backward_gluon: the Gluon kernels need a Hopper GPU (sm_90); Gluon has no interpreter mode"
+
+
+def test_attention_refuses_tensors_on_two_devices():
+    fa = _load("attention", True)
+    q = torch.randn(1, 2, 16, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="q, k, v must be on one device, got cpu, meta, cpu"):
+        fa.attention(q, q.to("meta"), q)
+
+
+@pytest.mark.parametrize(
+    "script, need",
+    [
+        ("attention", "a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU"),
+        ("attention_decode", "a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU"),
+        ("attention_steps", "a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU"),
+        ("attention_varlen", "a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU"),
+        ("attention_gluon", "a Hopper GPU (sm_90); Gluon kernels have no CPU interpreter"),
+        ("attention_bwd_gluon", "a Hopper GPU (sm_90); Gluon kernels have no CPU interpreter"),
+    ],
+)
+def test_scripts_say_what_they_need(script, need):
+    """Run as the page shows them on a machine without a GPU (no TRITON_INTERPRET=1): one line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the scripts would run")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    p = subprocess.run(
+        [sys.executable, str(SNIPPETS / f"{script}.py")], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode == 1 and p.stderr.strip() == f"{script}.py: needs {need}", p.stderr[-800:]
+
+
 def test_attention_steps_refuse_what_they_do_not_take(steps):
     q = torch.randn(1, 4, 16, 64, dtype=torch.float16)
     kv = torch.randn(1, 2, 16, 64, dtype=torch.float16)

@@ -222,6 +222,27 @@ def test_softmax_rejects_bad_input(x, message):
             fn(x)
 
 
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: sm.softmax(torch.tensor(1.0)), ValueError, "non-empty tensor with at least one dim|non-empty"),
+        (lambda: sm.softmax([[1.0, 2.0]]), TypeError, "expected a torch.Tensor, got list"),
+        (lambda: sm.softmax_fused(torch.randn(4, 8), ROWS=3), ValueError, "ROWS must be a power of two"),
+        (lambda: sm.softmax_fused(torch.randn(4, 8), num_warps=6), ValueError, "num_warps must be a power of two"),
+        (lambda: sm.softmax_online(torch.randn(4, 8), BLOCK=0), ValueError, "BLOCK must be a power of two"),
+        (lambda: sm.softmax_online(torch.randn(4, 8), BLOCK=1000), ValueError, "BLOCK must be a power of two"),
+        (lambda: sm.softmax_online(torch.randn(4, 8), STAGES=0), ValueError, "STAGES, UNROLL and programs_per_sm"),
+        (lambda: sm.fused_launch(3000), ValueError, "block must be a power of two"),
+        (lambda: sm.fused_launch(1024, tail=True), ValueError, "a split row's head must be one of"),
+        (lambda: sm.tail_split(0), ValueError, "at least one column"),
+    ],
+)
+def test_softmax_refuses_bad_settings_in_its_own_words(call, error, message):
+    """From a bad-input audit: these failed inside Triton (arange's range), with a KeyError or a negative shift."""
+    with pytest.raises(error, match=message):
+        call()
+
+
 # -- FlashAttention -----------------------------------------------------------------------
 
 
@@ -263,6 +284,14 @@ def test_attention_rejects_bad_input(shapes, dtypes, message):
     q, k, v = (torch.randn(s).to(d) for s, d in zip(shapes, dtypes))
     with pytest.raises(ValueError, match=message):
         fa.attention(q, k, v)
+
+
+def test_attention_refuses_a_causal_that_is_not_a_bool_and_tensors_on_two_devices():
+    q = torch.randn(1, 1, 8, 16, dtype=torch.float16)
+    with pytest.raises(ValueError, match="causal must be True or False, got None"):  # was KeyError: (64, None)
+        fa.attention(q, q, q, causal=None)
+    with pytest.raises(ValueError, match="on one device, got cpu, meta, cpu"):
+        fa.attention(q, q.to("meta"), q)
 
 
 # -- inference GEMM and FP8 ---------------------------------------------------------------
@@ -329,6 +358,36 @@ def test_linear_rejects_bad_input(args, message):
         lin.linear_splitk(*args)
 
 
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (dict(SPLIT_K=-1), "SPLIT_K and num_stages must be integers >= 1"),  # ran, and returned wrong values
+        (dict(SPLIT_K=0), "SPLIT_K and num_stages must be integers >= 1"),
+        (dict(BLOCK_K=48), "powers of two >= 16, got \\[16, 16, 48\\]"),
+        (dict(BLOCK_M=0), "powers of two >= 16"),
+        (dict(num_warps=3), "num_warps a power of two"),
+        (dict(out_dtype=torch.int32), "out_dtype must be float16, bfloat16 or float32"),  # truncated silently
+    ],
+)
+def test_linear_splitk_refuses_bad_settings(kw, message):
+    x, w = torch.randn(4, 32, dtype=torch.float16), torch.randn(24, 32, dtype=torch.float16)
+    with pytest.raises(ValueError, match=message):
+        lin.linear_splitk(x, w, **{"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32, **kw})
+
+
+def test_linear_refuses_empty_dims_and_scales_elsewhere():
+    h = torch.randn(3, 0, dtype=torch.float16)
+    with pytest.raises(ValueError, match="K and N must be at least 1"):
+        lin.linear(h, torch.randn(40, 0, dtype=torch.float16))
+    with pytest.raises(ValueError, match="M, N and K must be at least 1"):
+        lin.linear_splitk(h, torch.randn(40, 0, dtype=torch.float16))
+    q = torch.randn(4, 32).to(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="w_scale must be a tensor on x's device \\(cpu\\), got meta"):
+        lin.linear_splitk(q, q, torch.ones(1), torch.ones(1, device="meta"))
+    with pytest.raises(ValueError, match="per-row scales need a 2-D tensor"):
+        lin.quantize_fp8(torch.randn(8), per_row=True)
+
+
 def test_fp8_needs_scales():
     q = torch.randn(4, 32).to(torch.float8_e4m3fn)
     with pytest.raises(ValueError, match="need x_scale and w_scale"):
@@ -364,6 +423,37 @@ def test_vector_add_ragged_and_errors():
     for block in (0, 100):
         with pytest.raises(ValueError, match=f"BLOCK must be a power of two .*, got {block}"):
             va.add(torch.randn(3), torch.randn(3), BLOCK=block)
+    with pytest.raises(ValueError, match="on one device, got cpu and meta"):
+        va.add(torch.randn(3), torch.randn(3, device="meta"))
+    with pytest.raises(ValueError, match="on one device, got cpu and meta"):
+        g.matmul_grouped(torch.randn(4, 8).half(), torch.randn(8, 4, device="meta").half())
+
+
+@pytest.mark.parametrize("case", ["bogus", "softmax:bogus:1024", "a:b:c", "gemm:naive:0", "gemm:naive:x"])
+def test_dram_bytes_names_the_cases_it_takes(case):
+    """From a bad-input audit: these were an unpacking ValueError, a KeyError and an int() traceback."""
+    p = subprocess.run(
+        [sys.executable, "scripts/measure/triton_kernel_practice/dram_bytes.py", "--case", case],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-800:]
+    assert f"--case {case!r}: expected KIND:IMPL:SIZE, one of gemm:<naive|grouped>:<size>" in p.stderr
+
+
+@pytest.mark.skipif(HAS_GPU, reason="the scripts would run on this machine's GPU")
+@pytest.mark.parametrize("script", ["softmax", "linear", "gemm", "gemm_epilogue", "flash_attention", "vector_add"])
+def test_scripts_say_they_need_a_gpu(script):
+    """Run as the page shows them, on a machine without a GPU and without TRITON_INTERPRET=1: one line."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    p = subprocess.run(
+        [sys.executable, str(SNIPPETS / f"{script}.py")], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode == 1 and p.stderr.strip() == (
+        f"{script}.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU"
+    ), p.stderr[-800:]
 
 
 # -- Hopper code paths, compiled for sm_90 on any machine ---------------------------------
@@ -906,6 +996,14 @@ def test_linear_gelu_rejects_bad_input():
         ep.linear_gelu(x, w, torch.randn(48).half()[::2])
     with pytest.raises(ValueError, match="K and N multiples of 8"):
         ep.linear_gelu(torch.randn(8, 12).half(), torch.randn(24, 12).half())
+    with pytest.raises(ValueError, match="M, N and K must be at least 1"):
+        ep.linear_gelu(torch.randn(0, 16).half(), w)
+    with pytest.raises(ValueError, match="M, N and K must be at least 1"):  # once "K and N multiples of 8 (N=0)"
+        ep.linear_gelu(x, torch.randn(0, 16).half())
+    with pytest.raises(ValueError, match="powers of two >= 16, got 16, 48, 32"):
+        ep.linear_gelu(x, w, BLOCK_N=48)
+    with pytest.raises(ValueError, match="on one 'cpu' device"):
+        ep.linear_gelu(x, w.to("meta"))
 
 
 def test_epilogue_kernel_keeps_the_hopper_paths_and_uses_mufu_tanh(resources):

@@ -226,6 +226,9 @@ def fit_ridge(X, y, alpha=1.0):
 def guided_search(space, measure, M, N, K, n_init=8, per_round=4, budget=24, seed=0):
     """Measure a few random configs, fit the model to log(time), measure the ones it ranks best
     (plus one random pick to keep exploring), refit, repeat until `budget` configs are measured."""
+    if not space or budget < 1:
+        raise ValueError(f"guided_search: needs a non-empty space and a budget >= 1, got {len(space)} configs, "
+                         f"budget {budget}")
     rng = np.random.default_rng(seed)
     X = np.array([features(c, M, N, K) for c in space])
 

@@ -36,7 +36,11 @@ def saved_by_forward(fn, partition_fn, *args):
         run._boxed_call = True
         return run
 
-    aot_function(fn, fw_compiler, bw_compiler, partition_fn=partition_fn)(*args).sum().backward()
+    out = aot_function(fn, fw_compiler, bw_compiler, partition_fn=partition_fn)(*args)
+    if not isinstance(out, torch.Tensor):
+        raise ValueError(f"saved_by_forward: fn must return one tensor (its sum starts the backward), got "
+                         f"{type(out).__name__}")
+    out.sum().backward()
     inputs = {a.untyped_storage().data_ptr() for a in args}
     new = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
            for t in saved if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in inputs}

@@ -261,6 +261,8 @@ def _check_inputs(q, k, v):
     if not INTERPRET and not all(t.is_cuda for t in (q, k, v)):
         raise ValueError(f"attention: q, k, v must be CUDA tensors, got devices {q.device}, {k.device}, {v.device} "
                          "(or set TRITON_INTERPRET=1 to run on the CPU)")
+    if not q.device == k.device == v.device:
+        raise ValueError(f"attention: q, k, v must be on one device, got {q.device}, {k.device}, {v.device}")
     if not (q.dtype == k.dtype == v.dtype) or q.dtype not in DTYPES:
         raise ValueError(f"attention: q, k, v must all be float16 or all bfloat16, got {q.dtype}, {k.dtype}, {v.dtype}")
     B, HQ, N, D = q.shape
@@ -377,6 +379,8 @@ def check(B, HQ, HKV, N, D, causal, dtype=torch.float16, seed=0):
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("attention.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     if INTERPRET:     # tiny ragged shapes: the interpreter runs every program in Python
         cases = [(1, 2, 1, 37, 64, True, torch.float16), (1, 2, 2, 21, 64, False, torch.bfloat16)]
     else:             # ragged lengths, GQA 2:1, every head dim, both masks; bf16 on the largest shape

@@ -307,6 +307,9 @@ ONE_CONSUMER_REGS = 2 * MAXNREG[1] - fg.LOADER_REGS
 def bwd_settings(D: int, causal: bool, N: int) -> dict:
     """The settings backward_gluon runs for this head dim, mask and sequence length."""
     key = (D, bool(causal))
+    if key not in DKDV_WS_CONFIGS:
+        raise ValueError(f"backward_gluon: head dim {D}: the Gluon backward is built for "
+                         f"{sorted({d for d, _ in DKDV_WS_CONFIGS})}; attention() runs attention.py's backward at other head dims")
     cfg = {**DKDV_WS_CONFIGS[key], "DQ": DQ_WS_CONFIGS[key]}
     return {**cfg, **SHORT_CONFIGS[key]} if N <= SHORT_N else cfg
 
@@ -323,7 +326,9 @@ def backward_gluon(q, k, v, o, lse, do, causal, scale, grads=None, **overrides):
     out = () if grads is None else tuple(grads)       # their strides are part of the plan too
     key = ("bwd", fg._layout_key(q, k, v, o, do, *out), bool(causal), repr(overrides))
     launches = fg._LAUNCHES.get(key)
-    if launches is None:
+    if launches is None:                              # once per input layout: check, then plan
+        if fa.INTERPRET or not q.is_cuda or not fg._is_hopper(q.device):
+            raise RuntimeError("backward_gluon: the Gluon kernels need a Hopper GPU (sm_90); Gluon has no interpreter mode")
         launches = fg._LAUNCHES[key] = _bwd_launches(q, k, causal, dict(overrides))
     pre, dq_launch, dkdv = launches
     triton.set_allocator(fa._alloc)
@@ -483,6 +488,8 @@ def attention_qkvpacked(qkv, causal=False, scale=None):
 
 # --8<-- [start:check]
 if __name__ == "__main__":
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
+        raise SystemExit("attention_bwd_gluon.py: needs a Hopper GPU (sm_90); Gluon kernels have no CPU interpreter")
     torch.manual_seed(0)
     # ragged N, GQA, N = 1, both head dims and masks, fp16 and bf16, strided views of a packed QKV
     for B, HQ, HKV, N, D, causal, dtype, packed in ((2, 4, 2, 1000, 64, False, torch.float16, False),

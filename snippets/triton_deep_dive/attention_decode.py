@@ -323,6 +323,8 @@ def check_decode(lengths, HQ, HKV, D, page, dtype=torch.float16, splits=None, se
 
 
 if __name__ == "__main__":
+    if fa.DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("attention_decode.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     if fa.INTERPRET:     # tiny: one token, a tail of a page, lengths across several splits
         cases = [([1, 37, 300], 4, 1, 64, 16, torch.float16, None), ([70, 5], 2, 2, 64, 32, torch.bfloat16, 1)]
     else:                # lengths far apart, GQA 4:1 and 8:1, every head dim, pages of 16 and 256, one and many splits

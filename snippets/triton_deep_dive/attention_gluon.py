@@ -264,6 +264,9 @@ def _prepare(q, k, v, heads, who):
     """What both wrappers check and do first: the inputs, a Hopper GPU, views TMA can read; heads=None picks
     4-D descriptors unless q, k and v are all contiguous."""
     fa._check_inputs(q, k, v)
+    if (q.shape[-1], False) not in FA3_CONFIGS:
+        raise ValueError(f"{who}: head dim {q.shape[-1]}: the Gluon forwards are built for "
+                         f"{sorted({d for d, _ in FA3_CONFIGS})}; attention() runs attention.py's kernels at other head dims")
     if fa.INTERPRET or not _is_hopper(q.device):
         raise RuntimeError(f"{who}: the Gluon kernel needs a Hopper GPU (sm_90); Gluon has no interpreter mode")
     q, k, v = (fa._tma_ready(t) for t in (q, k, v))
@@ -598,6 +601,8 @@ def attention(q, k, v, causal=False, scale=None):
 
 # --8<-- [start:check]
 if __name__ == "__main__":
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
+        raise SystemExit("attention_gluon.py: needs a Hopper GPU (sm_90); Gluon kernels have no CPU interpreter")
     torch.manual_seed(0)
     # the last case: q, k, v as head views of one packed (B, N, 3, H, D) projection, read through their strides
     for B, HQ, HKV, N, D, causal, dtype, packed in ((2, 4, 2, 1000, 64, False, torch.float16, False),

@@ -94,6 +94,8 @@ def forward_step(q, k, v, step: str, scale=None):
 
 # --8<-- [start:check]
 if __name__ == "__main__":
+    if fa.DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("attention_steps.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     torch.manual_seed(0)
     for N, D in ((37, 64), (70, 128)) if fa.INTERPRET else ((1000, 64), (4096, 128)):
         q, k, v = (torch.randn(2, 2, N, D, device=fa.DEVICE, dtype=torch.float16) for _ in range(3))

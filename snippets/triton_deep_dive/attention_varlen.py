@@ -382,6 +382,8 @@ def check_varlen(lengths, HQ, HKV, D, causal, dtype=torch.float16, seed=0, lengt
 
 
 if __name__ == "__main__":
+    if fa.DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("attention_varlen.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     if fa.INTERPRET:     # tiny: an empty sequence, a single token, ragged tails; keys packed apart
         cases = [([37, 1, 0, 20], 2, 1, 64, True, torch.float16), ([21, 16], 2, 2, 64, False, torch.bfloat16),
                  ([5, 0, 12], 2, 1, 64, True, torch.float16, 0, [40, 3, 12])]

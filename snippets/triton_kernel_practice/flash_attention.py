@@ -124,6 +124,10 @@ def attention(q, k, v, causal=False, sm_scale=None, **config):
         raise ValueError(f"attention: head dim {D} not supported (16, 32, 64 or 128)")
     if not INTERPRET and not (q.is_cuda and k.is_cuda and v.is_cuda):
         raise ValueError("attention: tensors must be on a CUDA GPU (or set TRITON_INTERPRET=1 to run on the CPU)")
+    if not q.device == k.device == v.device:
+        raise ValueError(f"attention: q, k, v must be on one device, got {q.device}, {k.device}, {v.device}")
+    if not isinstance(causal, bool):
+        raise ValueError(f"attention: causal must be True or False, got {causal!r}")
     if q.shape[2] == 0:
         raise ValueError("attention: sequence length must be at least 1")
     # TMA reads any (B, H, N) strides as long as D is contiguous and strides are 16-byte multiples
@@ -171,6 +175,8 @@ def check(B, H, N, D, causal, dtype=torch.float16, layout="bhnd"):
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("flash_attention.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     sizes = [(1, 2, 40, 16), (2, 1, 67, 32), (1, 1, 64, 64)] if INTERPRET else [(2, 3, 1000, 64), (1, 4, 1537, 128), (2, 2, 1024, 128)]
     for B, H, N, D in sizes:
         for causal in (False, True):

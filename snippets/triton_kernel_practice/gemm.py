@@ -24,6 +24,8 @@ def _prepare(a: torch.Tensor, b: torch.Tensor):
         raise ValueError(f"matmul: A and B must both be float16 or both bfloat16, got {a.dtype} and {b.dtype}")
     if not INTERPRET and not (a.is_cuda and b.is_cuda):
         raise ValueError("matmul: tensors must be on a CUDA GPU (or set TRITON_INTERPRET=1 to run on the CPU)")
+    if a.device != b.device:
+        raise ValueError(f"matmul: A and B must be on one device, got {a.device} and {b.device}")
     if max(a.numel(), b.numel(), a.shape[0] * b.shape[1]) >= 2**31:
         raise ValueError("matmul: these kernels use 32-bit offsets; split matrices above 2^31 elements")
     c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
@@ -110,6 +112,8 @@ def check(matmul, dtype, M, N, K, transpose_b=False):
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("gemm.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     for dtype in (torch.float16, torch.bfloat16):
         for M, N, K, tb in ((67, 45, 83, False), (64, 96, 128, True)):   # ragged and strided
             check(matmul_naive, dtype, M, N, K, tb)

@@ -86,10 +86,12 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = No
     if bias is not None and (bias.shape != (w.shape[0],) or bias.dtype != x.dtype or bias.stride(0) != 1):
         raise ValueError(f"linear_gelu: bias must be a contiguous ({w.shape[0]},) tensor in {x.dtype}, got "
                          f"{tuple(bias.shape)} in {bias.dtype} with stride {tuple(bias.stride())}")
-    devices = {t.device.type for t in (x, w) + ((bias,) if bias is not None else ())}
-    if devices != {DEVICE}:
-        raise ValueError(f"linear_gelu: tensors must be on {DEVICE!r}, got {sorted(devices)}"
+    devices = {t.device for t in (x, w) + ((bias,) if bias is not None else ())}
+    if {d.type for d in devices} != {DEVICE} or len(devices) > 1:
+        raise ValueError(f"linear_gelu: tensors must all be on one {DEVICE!r} device, got {sorted(map(str, devices))}"
                          + ("" if INTERPRET else " (set TRITON_INTERPRET=1 to run on the CPU)"))
+    if 0 in x.shape or 0 in w.shape:
+        raise ValueError(f"linear_gelu: M, N and K must be at least 1, got x {tuple(x.shape)} and w {tuple(w.shape)}")
     if not INTERPRET and torch.cuda.get_device_capability(x.device)[0] < 9:
         raise RuntimeError("linear_gelu: needs a Hopper (sm_90) or newer GPU: its configuration is chosen for "
                            "TMA and wgmma")
@@ -103,6 +105,8 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = No
                          f"of 8 (got K={K}, N={N}); call .contiguous() on a strided view")
     cfg = {**(SMALL if INTERPRET else CONFIG), **config}
     BM, BN, BK = cfg.pop("BLOCK_M"), cfg.pop("BLOCK_N"), cfg.pop("BLOCK_K")
+    if any(not isinstance(b, int) or b < 16 or b & (b - 1) for b in (BM, BN, BK)):
+        raise ValueError(f"linear_gelu: BLOCK_M, BLOCK_N, BLOCK_K must be powers of two >= 16, got {BM}, {BN}, {BK}")
     xs, ws = (x.float(), w.float()) if INTERPRET else (x, w)   # the interpreter's tl.dot mishandles bf16
     x_desc = TensorDescriptor.from_tensor(xs, [BM, BK])
     w_desc = TensorDescriptor.from_tensor(ws, [BN, BK])
@@ -124,6 +128,8 @@ def reference(x, w, bias=None, gelu=True):
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("gemm_epilogue.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     torch.manual_seed(0)
     sizes = ((33, 48, 40), (70, 104, 64)) if INTERPRET else ((1000, 1000, 1000), (300, 4104, 1992), (4096, 11008, 4096))
     for dtype in (torch.float16, torch.bfloat16):

@@ -239,6 +239,28 @@ def _check(x, w, x_scale, w_scale):
                          "(or set TRITON_INTERPRET=1 to run on the CPU)")
     if x.stride(1) != 1 or w.stride(1) != 1:
         raise ValueError("linear: x and W need unit stride along K (call .contiguous())")
+    if 0 in x.shape or 0 in w.shape:
+        raise ValueError(f"linear: M, N and K must be at least 1, got x {tuple(x.shape)} and W {tuple(w.shape)}")
+    for name, s in (("x_scale", x_scale), ("w_scale", w_scale)):
+        if s is not None and (not isinstance(s, torch.Tensor) or s.device != x.device):
+            raise ValueError(f"linear: {name} must be a tensor on x's device ({x.device}), got "
+                             f"{s.device if isinstance(s, torch.Tensor) else type(s).__name__}")
+
+
+def _check_config(cfg: dict, out_dtype) -> None:
+    """The launch settings a caller may pass to linear_splitk: tiles of powers of two (tl.dot wants >= 16),
+    at least one K split, stage and warp; an output dtype the epilogue can store."""
+    tiles = [cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
+    if any(not isinstance(b, int) or b < 16 or b & (b - 1) for b in tiles):
+        raise ValueError(f"linear: BLOCK_M, BLOCK_N, BLOCK_K must be powers of two >= 16, got {tiles}")
+    w = cfg["num_warps"]
+    if not isinstance(cfg["SPLIT_K"], int) or cfg["SPLIT_K"] < 1 or cfg["num_stages"] < 1 or w < 1 or w & (w - 1):
+        raise ValueError(f"linear: SPLIT_K and num_stages must be integers >= 1 and num_warps a power of two, got "
+                         f"SPLIT_K={cfg['SPLIT_K']}, num_stages={cfg['num_stages']}, num_warps={w}")
+    if not isinstance(cfg.get("STREAM_K") or 0, int) or (cfg.get("STREAM_K") or 0) < 0:
+        raise ValueError(f"linear: STREAM_K is programs per multiprocessor, an integer >= 0; got {cfg['STREAM_K']!r}")
+    if out_dtype not in (None, torch.float16, torch.bfloat16, torch.float32):
+        raise ValueError(f"linear: out_dtype must be float16, bfloat16 or float32, got {out_dtype}")
 
 
 def _per_row(scale: torch.Tensor, rows: int) -> torch.Tensor:
@@ -282,6 +304,7 @@ def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
     """Everything about a call that depends only on shapes, dtypes, strides and alignment: checked and
     computed once, then reused by every call with the same key (see _key)."""
     _check(x, w, x_scale, w_scale)
+    _check_config(cfg, out_dtype)
     M, K = x.shape
     N = w.shape[0]
     BM, BN, BK = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
@@ -450,6 +473,8 @@ def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     if plan is None:                             # first call with this shape: check, choose, plan
         if x.dim() < 1 or w.dim() != 2:
             raise ValueError(f"linear: need x (..., K) and W (N, K), got {tuple(x.shape)} and {tuple(w.shape)}")
+        if x.shape[-1] == 0 or 0 in w.shape:
+            raise ValueError(f"linear: K and N must be at least 1, got x {tuple(x.shape)} and W {tuple(w.shape)}")
         x2 = x.reshape(-1, x.shape[-1])
         cfg = linear_config(x2.shape[0], w.shape[0], w.shape[1])
         if cfg is None:                          # many rows: large tiles
@@ -483,6 +508,8 @@ def check(fn, dtype, M, N, K, **kw):
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("linear.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     small = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32) if INTERPRET else {}
     for dtype in (torch.float16, torch.bfloat16):
         for M, N, K in ((1, 40, 96), (5, 33, 200), (17, 70, 64)):       # ragged M, N and K
@@ -510,6 +537,8 @@ E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max     # 448: the largest finite e4
 
 def quantize_fp8(t: torch.Tensor, per_row: bool = False):
     """t ~= q * scale with q in e4m3: one scale for the tensor, or one per row (amax / 448)."""
+    if per_row and t.dim() != 2:
+        raise ValueError(f"quantize_fp8: per-row scales need a 2-D tensor (rows, K), got shape {tuple(t.shape)}")
     amax = t.abs().amax(dim=1, keepdim=True) if per_row else t.abs().amax()
     scale = (amax.float() / E4M3_MAX).clamp(min=1e-12)
     q = (t.float() / scale).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)

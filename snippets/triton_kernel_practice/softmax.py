@@ -28,6 +28,8 @@ def softmax_naive(x: torch.Tensor) -> torch.Tensor:
 
 # --8<-- [start:fused]
 def _check(x: torch.Tensor) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"softmax: expected a torch.Tensor, got {type(x).__name__}")
     if x.dim() < 1 or x.numel() == 0:
         raise ValueError(f"softmax: need a non-empty tensor, got shape {tuple(x.shape)}")
     if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
@@ -36,6 +38,12 @@ def _check(x: torch.Tensor) -> torch.Tensor:
         raise ValueError("softmax: tensor must be on a CUDA GPU (or set TRITON_INTERPRET=1 to run on the CPU)")
     # softmax over the last dim; other dims fold into rows (a view when strides allow)
     return x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
+
+
+def _pow2(name: str, v) -> None:
+    """Block sizes, rows per program and warp counts are powers of two (tl.arange and the layouts need it)."""
+    if not isinstance(v, int) or v < 1 or v & (v - 1):
+        raise ValueError(f"softmax: {name} must be a power of two >= 1, got {v!r}")
 
 
 @triton.jit
@@ -115,6 +123,8 @@ def tail_split(n_cols: int) -> tuple[int, int]:
     """(BLOCK, TAIL) for a row of n_cols: the largest power of two <= n_cols plus the smallest power of two
     that covers the rest, when that takes fewer lanes than the next power of two and TAIL_LAUNCH has a
     setting for the head; else (next power of two, 0), the padded row."""
+    if n_cols < 1:
+        raise ValueError(f"tail_split: a row needs at least one column, got {n_cols}")
     head = 1 << (n_cols.bit_length() - 1)
     rest = n_cols - head
     if rest and head in TAIL_LAUNCH and head + triton.next_power_of_2(rest) < 2 * head:
@@ -125,6 +135,9 @@ def tail_split(n_cols: int) -> tuple[int, int]:
 def fused_launch(block: int, n_rows: int | None = None, n_sms: int = 132, tail: bool = False) -> tuple[int, int]:
     """(ROWS, num_warps) for one row width (tail: for a split row with this head, from TAIL_LAUNCH); fewer
     rows per program when that would leave multiprocessors idle (fewer than two programs per multiprocessor)."""
+    _pow2("block", block)
+    if tail and block not in TAIL_LAUNCH:
+        raise ValueError(f"fused_launch: a split row's head must be one of {sorted(TAIL_LAUNCH)}, got {block}")
     rows, warps = TAIL_LAUNCH[block] if tail else FUSED_LAUNCH[max(256, min(block, 65536))]
     if block < 256:                         # tiny rows: keep about 4096 values per program
         rows = min(64, 4096 // block)
@@ -170,6 +183,9 @@ def softmax_fused(x: torch.Tensor, ROWS=None, num_warps=None, VEC=None, split=Tr
     plan = _PLANS.get(key)
     if plan is None:
         x2 = _check(x)
+        for name, v in (("ROWS", ROWS), ("num_warps", num_warps)):
+            if v is not None:
+                _pow2(name, v)
         M, N = x2.shape
         BLOCK, TAIL = tail_split(N) if split else (triton.next_power_of_2(N), 0)
         rows, warps = fused_launch(BLOCK, M, _num_sms(x.device), tail=TAIL > 0)
@@ -208,6 +224,8 @@ def check(softmax, M, N, dtype=torch.float32, transpose=False):
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("softmax.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     for M, N in ((5, 1), (37, 1000), (64, 1025), (3, 4099), (7, 130)):  # odd widths: the masks do the work
         check(softmax_fused, M, N)
     check(softmax_fused, 17, 300, transpose=True)              # column stride != 1
@@ -255,6 +273,11 @@ def softmax_online_kernel(out_ptr, in_ptr, in_row_stride, in_col_stride, out_row
 
 def softmax_online(x: torch.Tensor, BLOCK=8192, num_warps=16, STAGES=3, UNROLL=1, programs_per_sm=4) -> torch.Tensor:
     x2 = _check(x)
+    for name, v in (("BLOCK", BLOCK), ("num_warps", num_warps)):
+        _pow2(name, v)
+    if min(STAGES, UNROLL, programs_per_sm) < 1:
+        raise ValueError(f"softmax_online: STAGES, UNROLL and programs_per_sm must be >= 1, "
+                         f"got {STAGES}, {UNROLL}, {programs_per_sm}")
     M, N = x2.shape
     out = torch.empty((M, N), device=x.device, dtype=x.dtype)
     BLOCK = min(BLOCK, triton.next_power_of_2(N))
@@ -274,7 +297,8 @@ FUSED_MAX_BLOCK = 32768
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
     """Whole row in registers while it fits; stream it in chunks beyond that."""
-    if triton.next_power_of_2(x.shape[-1]) <= FUSED_MAX_BLOCK:
+    n = x.shape[-1] if isinstance(x, torch.Tensor) and x.dim() else _check(x)   # _check says what is wrong
+    if triton.next_power_of_2(n) <= FUSED_MAX_BLOCK:
         return softmax_fused(x)
     return softmax_online(x)
 

@@ -30,6 +30,8 @@ def add(x: torch.Tensor, y: torch.Tensor, BLOCK: int = 4096, num_warps: int = 8)
         raise ValueError(f"add: x and y must match, got {tuple(x.shape)} {x.dtype} and {tuple(y.shape)} {y.dtype}")
     if not INTERPRET and not (x.is_cuda and y.is_cuda):
         raise ValueError("add: tensors must be on a CUDA GPU (or set TRITON_INTERPRET=1 to run on the CPU)")
+    if x.device != y.device:
+        raise ValueError(f"add: x and y must be on one device, got {x.device} and {y.device}")
     if x.dtype not in (torch.float16, torch.bfloat16, torch.float32):
         raise TypeError(f"add: float16, bfloat16 or float32 tensors, got {x.dtype}")
     if INTERPRET and x.dtype == torch.bfloat16:     # the interpreter runs on NumPy, which has no bfloat16
@@ -44,6 +46,8 @@ def add(x: torch.Tensor, y: torch.Tensor, BLOCK: int = 4096, num_warps: int = 8)
 
 
 if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("vector_add.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
     n = 3 * 1000 + 7 if INTERPRET else (1 << 24) + 7   # deliberately not a multiple of BLOCK
     x = torch.randn(n, device=DEVICE)
     y = torch.randn(n, device=DEVICE)

@@ -451,6 +451,9 @@ def main(argv=None) -> int:
             for p in write_artifacts(args.out_dir, args.only, args.jobs):
                 print("wrote", p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
         elif args.cmd == "run-block":
+            if not (SNIPPETS / args.script).is_file():
+                known = ", ".join(sorted(p.name for p in SNIPPETS.glob("*.sh")))
+                raise ValueError(f"no script snippets/cuda_compilation_pipeline/{args.script}; the page's are: {known}")
             if args.section not in sections(SNIPPETS / args.script):
                 raise ValueError(f"{args.script} has no section {args.section!r}; it has {', '.join(sections(SNIPPETS / args.script))}")
             text = block_text(args.script, args.section)

@@ -57,7 +57,12 @@ def find_ncu() -> str:
 def run_case(case: str) -> None:
     """The profiled process: build the inputs, run the kernel twice (the second launch is measured)."""
     import torch
-    kind, impl, size = case.split(":")
+    parts = case.split(":")
+    impls = {"gemm": ("naive", "grouped"), "softmax": ("online", "fused")}
+    if len(parts) != 3 or parts[1] not in impls.get(parts[0], ()) or not parts[2].isdigit() or int(parts[2]) < 1:
+        sys.exit(f"{NAME}: --case {case!r}: expected KIND:IMPL:SIZE, one of gemm:<naive|grouped>:<size>, "
+                 "softmax:<online|fused>:<N> (size a positive integer)")
+    kind, impl, size = parts
     size = int(size)
     torch.manual_seed(0)
     if kind == "gemm":
@@ -80,8 +85,6 @@ def run_case(case: str) -> None:
         torch.cuda.synchronize()
         if not torch.allclose(y, torch.softmax(x, dim=1), atol=1e-6, rtol=1e-4):
             sys.exit(f"{NAME}: {case} result differs from torch.softmax")
-    else:
-        sys.exit(f"{NAME}: unknown case {case!r}; known: gemm:<naive|grouped>:<size>, softmax:<online|fused>:<N>")
 
 
 def parse_ncu_csv(text: str) -> dict[str, float]:
