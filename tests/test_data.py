@@ -294,6 +294,16 @@ def test_gpu_ci_stale_chooses_what_stale_yml_lists_and_fit_splits_it_across_runs
     assert p.returncode == 2 and "give one" in p.stderr
 
 
+def test_every_target_names_the_figure_it_judges():
+    """A met* metric declares `of` (the figure) so that a table cell can say when that figure is within its
+    noise of the target (render.near_target); the target is the metric's `target` or the row's target* column."""
+    import re
+
+    for f in sorted((ROOT / "scripts" / "measure").rglob("*.py")):
+        for m in re.finditer(r'"(met[_a-z]*)": \{([^}]*)\}', f.read_text(encoding="utf-8")):
+            assert '"of"' in m.group(2), f"{f.relative_to(ROOT)}: metric {m.group(1)} has no 'of'"
+
+
 def test_registry_refuses_bad_meta(tmp_path, monkeypatch):
     bad = tmp_path / "x.py"
     for text, msg in [

@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     metrics = {
         "tflops": {"unit": "TFLOP/s", "noise": 0.07, "fmt": ".0f"},
         "ratio_flash": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
-        "met": {"unit": "bool", "noise": 0},
+        "met": {"unit": "bool", "noise": 0, "of": "ratio_flash"},   # the row's `target` column is its target
         "ms": {"unit": "ms", "noise": 0.1, "fmt": ".3f", "check": False},
     }
     write(NAME, metrics, rows, args.out, argv, __file__, params={"target": {"fmt": ".1f"}})

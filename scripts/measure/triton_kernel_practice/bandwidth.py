@@ -50,7 +50,7 @@ def main(argv=None) -> int:
         "tbps": {"unit": "TB/s", "noise": 0.05, "fmt": ".2f"},
         "frac_copy": {"unit": "×", "noise": 0.05, "fmt": ".2f"},
         "ratio": {"unit": "×", "noise": 0.05, "fmt": ".3f"},
-        "met": {"unit": "bool", "noise": 0},
+        "met": {"unit": "bool", "noise": 0, "of": "ratio"},   # the row's `target` column is its target
         "ms": {"unit": "ms", "noise": 0.1, "fmt": ".3f", "check": False},
     }
     write(NAME, metrics, rows, args.out, argv, __file__, params={"n": {"fmt": "pow2"}, "target": {"fmt": ".2f"}})

@@ -100,7 +100,7 @@ def main(argv=None) -> int:
         "power_w": {"unit": "W", "noise": 0.3, "fmt": ".0f"},
         "power_capped": {"unit": "fraction", "noise": 1.0, "fmt": ".0%", "check": False},
         "ratio": {"unit": "×", "noise": 0.07, "fmt": ".3f"},
-        "met": {"unit": "bool", "noise": 0},
+        "met": {"unit": "bool", "noise": 0, "of": "ratio"},   # the row's `target` column is its target
         "spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
         "ms": {"unit": "ms", "noise": 0.1, "fmt": ".3f", "check": False},
     }
