@@ -543,6 +543,15 @@ def test_a_derived_figure_is_no_better_known_than_the_timing_it_comes_from(monke
     assert render.verdict("art/ds", "speedup", {"case": "b"}, lang="en") == "faster"
 
 
+def test_noise_renders_the_band_a_verdict_uses(monkeypatch):
+    metrics = {"ms": {"unit": "ms", "noise": 0.1}, "ratio": {"unit": "×", "noise": 0.07}}
+    ds = data.new("art/ds", metrics, [{"case": "a", "ratio": 1.39, "ms_spread": 0.05}, {"case": "b", "ratio": 1.39}])
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    assert render.noise("art/ds", "ratio", lang="en", case="a") == "±10.0 %"  # twice the row's timing spread
+    assert render.noise("art/ds", "ratio", lang="zh", case="b") == "±7.0%"  # the declared band
+    assert render.MARKER.search('{{ noise("art/ds", "ratio", case="a") }}')  # a data marker, kept in parity
+
+
 @pytest.mark.parametrize(
     "ratio, met, target_col, near",
     [

@@ -26,7 +26,7 @@ from . import DATA
 from .data import DataError, figure_noise, load, previous_row
 
 MARKER = re.compile(
-    r"\{\{\s*(?P<call>(?:table|plot|value|span|provenance|article_cards|glossary|check|verdict)\(.*?\))\s*\}\}"
+    r"\{\{\s*(?P<call>(?:table|plot|value|span|noise|provenance|article_cards|glossary|check|verdict)\(.*?\))\s*\}\}"
 )
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
@@ -327,6 +327,14 @@ def value(name: str, metric: str, *, lang: str, **where) -> str:
     if metric.startswith("met") and isinstance(rows[0][metric], bool):
         return target_cell(ds, rows[0], metric, lang)  # a target, judged over two runs as in tables
     return fmt_value(ds, metric, rows[0][metric], lang)
+
+
+def noise(name: str, metric: str, *, lang: str, **where) -> str:
+    """The noise band a verdict on this figure uses (data.figure_noise), as "±6.2 %": what a reader needs
+    to see why 1.39x may be beyond noise of a target in one cell and within it in the next."""
+    ds, row, _ = _one_row(name, metric, where)
+    band, _ = figure_noise(ds, row, metric)
+    return f"±{100 * band:.1f}{'%' if lang == 'zh' else ' %'}"
 
 
 def span(name: str, metric: str, *, lang: str, runs: int = 1, **where) -> str:
@@ -658,6 +666,7 @@ FUNCS = {
     "plot": plot,
     "value": value,
     "span": span,
+    "noise": noise,
     "provenance": provenance,
     "article_cards": article_cards,
 }
