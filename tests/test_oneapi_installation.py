@@ -312,3 +312,28 @@ def test_labels_are_one_string_per_language():
     labels = yaml.safe_load((DATA / "oneapi_installation" / "labels.yml").read_text(encoding="utf-8"))
     series = [labels[k]["en"] for k in ("impi_imb", "impi_bench_c", "openmpi_bench_c")]
     assert len(set(series)) == 3, f"the three MPI series need three different English labels: {series}"
+
+
+def test_timing_producers_refuse_a_busy_machine(monkeypatch):
+    """A run at a load of 13 on 2 cores once put two BLAS threads below one and Open MPI 400x behind its idle
+    figures; the producers wait for the load to fall and write nothing if it does not (--allow-busy overrides)."""
+    from measure.oneapi_installation import _common as c
+
+    monkeypatch.setattr(c, "loadavg", lambda: 13.17)
+    monkeypatch.setattr(c.os, "cpu_count", lambda: 2)
+    with pytest.raises(SystemExit, match=r"the machine is busy \(1-minute load 13.17 on 2 cores.*nothing was written"):
+        c.wait_until_quiet("oneapi_installation/dgemm", wait_s=0)
+    assert c.wait_until_quiet("oneapi_installation/dgemm", allow_busy=True) == 13.17
+    monkeypatch.setattr(c, "loadavg", lambda: 0.4)
+    assert c.wait_until_quiet("oneapi_installation/dgemm", wait_s=0) == 0.4
+
+
+def test_open_mpi_runs_without_the_wheels_library_folder(monkeypatch):
+    """With env.sh's LD_LIBRARY_PATH, Debian's Open MPI loads the wheels' libhwloc and Intel's libfabric."""
+    from measure.oneapi_installation import _common as c
+
+    lib = str(c.PREFIX / "lib")
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"{lib}:/opt/other/lib")
+    assert c.env_system()["LD_LIBRARY_PATH"] == "/opt/other/lib"
+    monkeypatch.setenv("LD_LIBRARY_PATH", lib)
+    assert "LD_LIBRARY_PATH" not in c.env_system()
