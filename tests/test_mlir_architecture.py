@@ -183,6 +183,151 @@ def test_tools_error_says_what_to_set():
     assert p.returncode == 1 and "no mlir-opt there" in p.stderr, p.stderr
 
 
+def _fake_tools(folder: Path, version: str, works: bool) -> Path:
+    """A folder with an mlir-opt that reports `version` and, unless `works`, fails on anything
+    else, and an mlir-runner that prints nothing: tools that run but give no result."""
+    folder.mkdir()
+    opt = "mlir-opt: broken" if not works else ""
+    (folder / "mlir-opt").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = --version ]; then echo "LLVM (http://llvm.org/):"; echo "  LLVM version {version}"; exit 0; fi\n'
+        + (f'echo "{opt}" >&2; exit 1\n' if not works else "cat\n")
+    )
+    (folder / "mlir-runner").write_text("#!/bin/sh\ncat >/dev/null\n")
+    for f in folder.iterdir():
+        f.chmod(0o755)
+    return folder
+
+
+def _run_code(code: str, mlir_bin: Path) -> subprocess.CompletedProcess:
+    """A page block as tests/test_codeblocks.py runs it, with MLIR_BIN set."""
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MLIR_BIN": str(mlir_bin)},
+        timeout=120,
+    )
+
+
+def test_tools_refuses_another_llvm(tmp_path):
+    """MLIR_BIN at an LLVM 19 mlir-opt: tools.py says so and exits 1, and a page block stops at env.sh."""
+    fake = _fake_tools(tmp_path / "llvm19", "19.1.7", works=True)
+    p = subprocess.run(
+        [sys.executable, str(SNIPPETS / "tools.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MLIR_BIN": str(fake)},
+    )
+    assert p.returncode == 1 and "is LLVM 19.1.7" in p.stderr and not p.stdout, (p.stdout, p.stderr)
+    p = _run_code(common.block("commands.sh", "version"), fake)
+    assert p.returncode != 0 and not p.stdout, (p.stdout, p.stderr)
+
+
+def test_env_sh_stops_without_tools(tmp_path):
+    """No mlir-opt where MLIR_BIN points: the block stops at env.sh instead of running the commands."""
+    p = _run_code(common.block("bench.sh", "time"), tmp_path / "nothing")
+    assert p.returncode != 0 and not p.stdout and "no mlir-opt there" in p.stderr, (p.stdout, p.stderr)
+
+
+def test_timing_block_fails_instead_of_printing_names(tmp_path):
+    """Tools of the right version that produce nothing: the timing block fails, it prints no bare names."""
+    for name, works in (("broken", False), ("silent", True)):
+        p = _run_code(common.block("bench.sh", "time"), _fake_tools(tmp_path / name, "22.1.8", works))
+        assert p.returncode != 0, (name, p.stdout, p.stderr)
+        assert not p.stdout.strip(), (name, p.stdout)
+
+
+def test_install_block_installs_what_the_blocks_need():
+    """install.sh installs requirements-mlir.txt and the torch and Triton that requirements-test.txt pins
+    (and that requirements-mlir.txt does not hold, as the page says)."""
+    install = (SNIPPETS / "install.sh").read_text(encoding="utf-8")
+    assert subprocess.run(["bash", "-n", str(SNIPPETS / "install.sh")]).returncode == 0
+    assert "pip install -r requirements-mlir.txt" in install
+    pins = lambda f: dict(  # noqa: E731
+        re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)", (ROOT / f).read_text(encoding="utf-8"), re.M)
+    )
+    test_pins, mlir_pins = pins("requirements-test.txt"), pins("requirements-mlir.txt")
+    for pkg in ("torch", "triton"):
+        assert pkg not in mlir_pins, f"requirements-mlir.txt now pins {pkg}: update install.sh and the page"
+        assert f"{pkg}=={test_pins[pkg]}" in install, (
+            f"install.sh: {pkg} is not requirements-test.txt's {test_pins[pkg]}"
+        )
+    assert "-r requirements-mlir.txt" in (ROOT / "requirements-test.txt").read_text(encoding="utf-8")
+
+
+def _opt(*args: str, stdin: str | None = None) -> str:
+    path = subprocess.run([sys.executable, str(SNIPPETS / "tools.py")], capture_output=True, text=True, check=True)
+    env = {**os.environ, "PATH": path.stdout.strip() + os.pathsep + os.environ["PATH"]}
+    p = subprocess.run(
+        ["mlir-opt", *args], cwd=SNIPPETS, input=stdin, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_page_claims_checked_against_the_tools():
+    """Statements of the page that the shown outputs do not prove on their own."""
+    _need_mlir()
+    mlp = (SNIPPETS / "mlp.mlir").read_text(encoding="utf-8")
+    bufferize = "--one-shot-bufferize=bufferize-function-boundaries"
+    # stage 1: the map writes in place because its destination is the fill's tensor.empty %e; with a
+    # fresh tensor.empty as its destination the pass allocates a second buffer
+    assert _opt(bufferize, stdin=mlp).count("memref.alloc()") == 2
+    fresh = mlp.replace("outs(%e : tensor<4x2xf32>)\n", "outs(%e2 : tensor<4x2xf32>)\n").replace(
+        "  %acc =", "  %e2 = tensor.empty() : tensor<4x2xf32>\n  %acc ="
+    )
+    assert fresh != mlp and _opt(bufferize, stdin=fresh).count("memref.alloc()") == 3
+    # type conversion: reconcile-unrealized-casts removes exactly the unrealized casts (in pairs)
+    to_llvm = [
+        bufferize,
+        "--convert-linalg-to-loops",
+        "--convert-scf-to-cf",
+        "--expand-strided-metadata",
+        "--finalize-memref-to-llvm",
+        "--convert-to-llvm",
+    ]
+    before = _opt(*to_llvm, "mlp.mlir")
+    after = _opt("--reconcile-unrealized-casts", stdin=before)
+    casts = before.count("builtin.unrealized_conversion_cast")
+    assert casts and casts % 2 == 0 and "unrealized_conversion_cast" not in after
+    assert len(before.splitlines()) - len(after.splitlines()) == casts
+    # expand-strided-metadata: the tiled matmul's subviews survive the LLVM conversions without it
+    tiled = [
+        "--transform-preload-library=transform-library-paths=tile.mlir",
+        "--transform-interpreter",
+        "--canonicalize",
+        *to_llvm[:4],
+        "--lower-affine",
+    ]
+    assert "memref.subview" in _opt(
+        *[a for a in tiled if a != "--expand-strided-metadata"],
+        "--finalize-memref-to-llvm",
+        "--convert-to-llvm",
+        "matmul_bench.mlir",
+    )
+    assert "memref.subview" not in _opt(*tiled, "--finalize-memref-to-llvm", "--convert-to-llvm", "matmul_bench.mlir")
+    # the rewrite section: upstream's math-uplift-to-fma checks the same flag but fuses @shared too
+    source = re.search(r'SOURCE = """(.*?)"""', (SNIPPETS / "rewrite.py").read_text(encoding="utf-8"), re.S)
+    assert source
+    uplifted = _opt("--math-uplift-to-fma", stdin=source.group(1))
+    assert uplifted.count("math.fma") == 2, uplifted
+    strict = _opt("--math-uplift-to-fma", stdin=source.group(1).replace(" fastmath<contract>", ""))
+    assert "math.fma" not in strict
+    # the vectorized C tile is read and written back in every step of the k loop (its body up to the yield)
+    vec = _opt(
+        "--transform-preload-library=transform-library-paths=vectorize.mlir",
+        "--transform-interpreter",
+        "--canonicalize",
+        "matmul_bench.mlir",
+    )
+    k_body = vec[vec.index("scf.for %arg7") :]
+    k_body = k_body[: k_body.index("scf.yield")]
+    assert "vector.transfer_read %arg8" in k_body and "vector.transfer_write" in k_body, k_body[-2000:]
+
+
 def test_producer_rejects_bad_arguments():
     p = subprocess.run([sys.executable, str(PRODUCER), "--jobs", "0"], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 2 and "--jobs must be at least 1" in p.stderr

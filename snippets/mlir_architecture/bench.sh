@@ -20,6 +20,7 @@ mlir-opt matmul_bench.mlir \
 # --8<-- [end:vectorize]
 
 # --8<-- [start:time]
+set -o pipefail   # a failing mlir-opt or mlir-runner stops the block (no line without a time)
 LIB=$(dirname "$(command -v mlir-runner)")/../lib
 LOWER=(--one-shot-bufferize=bufferize-function-boundaries --convert-linalg-to-loops
        --convert-vector-to-scf=full-unroll --expand-strided-metadata --lower-affine
@@ -30,9 +31,11 @@ for variant in untiled tile vectorize; do
   [ "$variant" = untiled ] || transform=(
       --transform-preload-library="transform-library-paths=$variant.mlir"
       --transform-interpreter --canonicalize)
-  # prints C[0,0], C[511,511] (both 256) and the seconds one call of @matmul took
-  echo "$variant" $(mlir-opt matmul_bench.mlir "${transform[@]}" "${LOWER[@]}" \
-    | mlir-runner -e main -entry-point-result=void -O3 \
-        -shared-libs="$LIB/libmlir_c_runner_utils.so")
+  # C[0,0], C[511,511] (both 256) and the seconds one call of @matmul took
+  out=$(mlir-opt matmul_bench.mlir "${transform[@]}" "${LOWER[@]}" \
+        | mlir-runner -e main -entry-point-result=void -O3 \
+            -shared-libs="$LIB/libmlir_c_runner_utils.so") || exit 1
+  [ "$(wc -w <<< "$out")" -eq 3 ] || { echo "$variant: expected 3 numbers: $out" >&2; exit 1; }
+  echo "$variant" $out
 done
 # --8<-- [end:time]

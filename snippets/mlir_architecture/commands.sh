@@ -33,8 +33,9 @@ mlir-opt tosa.mlir --pass-pipeline='builtin.module(func.func(tosa-to-linalg))' \
 # --8<-- [end:tosa-fail]
 
 # --8<-- [start:tosa-ok]
-# the named-op pass first (matmul -> linalg.batch_matmul),
-# then the elementwise one (clamp -> linalg.generic)
+# the named-op pass first (matmul -> linalg.batch_matmul), then the elementwise one
+# (clamp -> linalg.generic), then tosa-to-arith (the tosa.const the other two leave
+# -> arith.constant); canonicalize erases that constant, which nothing uses any more
 mlir-opt tosa.mlir --pass-pipeline='builtin.module(
     func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith),canonicalize)'
 # --8<-- [end:tosa-ok]

@@ -1,3 +1,4 @@
-# MLIR 22 tools (requirements-mlir.txt) on PATH, then to the page's .mlir files
-export PATH="$(python3 snippets/mlir_architecture/tools.py):$PATH"
-cd snippets/mlir_architecture
+# MLIR 22 tools (requirements-mlir.txt) on PATH, then to the page's .mlir files; if tools.py finds
+# no MLIR 22 it says why, and nothing is changed (no exit: a pasted block must not close the terminal)
+MLIR_TOOLS=$(python3 snippets/mlir_architecture/tools.py) && export PATH="$MLIR_TOOLS:$PATH" &&
+  cd snippets/mlir_architecture

