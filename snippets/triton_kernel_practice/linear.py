@@ -248,8 +248,9 @@ def _check(x, w, x_scale, w_scale):
 
 
 def _check_config(cfg: dict, out_dtype) -> None:
-    """The launch settings a caller may pass to linear_splitk: tiles of powers of two (tl.dot wants >= 16),
-    at least one K split, stage and warp; an output dtype the epilogue can store."""
+    """The launch settings a caller may pass to linear_splitk: tiles of powers of two and at least 16 (tl.dot
+    needs K >= 16; a tile narrower than 16 in M or N compiles to mma, not wgmma, on sm_90), at least one K
+    split, stage and warp; an output dtype the epilogue can store."""
     tiles = [cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
     if any(not isinstance(b, int) or b < 16 or b & (b - 1) for b in tiles):
         raise ValueError(f"linear: BLOCK_M, BLOCK_N, BLOCK_K must be powers of two >= 16, got {tiles}")
