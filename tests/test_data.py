@@ -537,6 +537,9 @@ def test_a_derived_figure_is_no_better_known_than_the_timing_it_comes_from(monke
     assert data.figure_noise(ds, ds["rows"][1], "speedup") == (0.07, "declared")
     ds["rows"][0]["ms_spread"] = 0.01  # a narrow spread never narrows the declared band
     assert data.figure_noise(ds, ds["rows"][0], "speedup") == (0.07, "declared")
+    ds["rows"][1]["spread"] = 0.087  # a bare `spread` (Kernel Practice's GEMM rows): the row's time over rounds
+    assert data.figure_noise(ds, ds["rows"][1], "speedup") == (0.174, "measured")
+    del ds["rows"][1]["spread"]
     ds["rows"][0]["ms_spread"] = 0.5
     monkeypatch.setattr(render, "load", lambda name: ds)
     assert render.verdict("art/ds", "speedup", {"case": "a"}, lang="en") == "no measurable difference"

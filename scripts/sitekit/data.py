@@ -279,7 +279,8 @@ def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None) ->
     if not spreads:
         # No spread recorded for this figure: the declared noise, widened by a larger change between runs
         # and, for a figure derived from the row's timing (a ratio, a bandwidth), by twice the spread of
-        # every timing the row (and the row compared with) recorded: a speed-up whose own time moved by
+        # every timing the row (and the row compared with) recorded (`<metric>_spread`, or a bare `spread`: the
+        # row's time over rounds): a speed-up whose own time moved by
         # 100 % between rounds is not known to 7 %. Exact figures (declared noise 0) stay exact.
         derived = []
         if meta["noise"]:
@@ -288,7 +289,7 @@ def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None) ->
                 for r in (row, other)
                 if r is not None
                 for k, x in r.items()
-                if k.endswith(SPREAD) and isinstance(x, (int, float)) and not isinstance(x, bool)
+                if (k.endswith(SPREAD) or k == "spread") and isinstance(x, (int, float)) and not isinstance(x, bool)
             ]
         bound = max([float(meta["noise"])] + runs + derived)
         return bound, "declared" if bound <= meta["noise"] else "measured"
