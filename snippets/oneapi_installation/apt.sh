@@ -3,6 +3,8 @@
 set -euo pipefail
 
 # --8<-- [start:repo]
+# the tools the next lines use, which minimal images lack (as root in a container without sudo, drop "sudo")
+sudo apt-get update && sudo apt-get install -y wget gnupg ca-certificates
 # Intel's signing key, and the repository signed by it
 wget -O- https://apt.repos.intel.com/intel-gpg-keys/GPG-PUB-KEY-INTEL-SW-PRODUCTS.PUB \
   | gpg --dearmor | sudo tee /usr/share/keyrings/oneapi-archive-keyring.gpg > /dev/null

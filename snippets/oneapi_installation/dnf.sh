@@ -21,4 +21,5 @@ sudo dnf install -y intel-oneapi-compiler-dpcpp-cpp intel-oneapi-mpi-devel intel
 # Spack: the same binaries, unpacked into the Spack tree (no root)
 spack install intel-oneapi-compilers intel-oneapi-mpi intel-oneapi-mkl
 spack load intel-oneapi-mpi                        # or module load, once modules.yaml enables module files
+spack load intel-oneapi-compilers && spack compiler find   # register icx/ifx before Spack builds anything with them
 # --8<-- [end:spack]

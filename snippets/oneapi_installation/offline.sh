@@ -12,7 +12,9 @@ sh "./$INSTALLER" -a --silent --eula accept --install-dir "$HOME/intel/oneapi" \
 # --8<-- [end:silent]
 
 # --8<-- [start:remove]
-sh "./$INSTALLER" -s -a --list-products          # what is installed, with product ids and versions
+# as the user who installed: the installer keeps one record of installs for root and one per user
+sh "./$INSTALLER" -s -a --list-products          # what this user installed, with product ids and versions
 PRODUCT_ID=...; PRODUCT_VER=...                   # copy both from the list above
-sudo sh "./$INSTALLER" -s -a --silent --action remove --product-id "$PRODUCT_ID" --product-ver "$PRODUCT_VER"
+sh "./$INSTALLER" -s -a --silent --action remove --product-id "$PRODUCT_ID" --product-ver "$PRODUCT_VER"
+# the system-wide install under /opt/intel/oneapi: the same two commands, each with sudo in front
 # --8<-- [end:remove]
