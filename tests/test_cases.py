@@ -224,6 +224,7 @@ CASE_ARGS = {
 NEUTRAL_ARGS = {
     "--out": "where the dataset goes (not recorded)",
     "--rounds": "timing rounds",
+    "--allow-busy": "oneAPI timings: measure although the machine is busy (the load is recorded either way)",
     "--jobs": "parallel builds",
     "--procs": "processes per timed case",
     "--workers": "parallel compiles",

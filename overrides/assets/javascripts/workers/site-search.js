@@ -12,6 +12,13 @@
 // 2. Result links. A page whose sections match but whose own text does not comes back with no matched
 //    terms, and Material gave its link an empty ?h= (nothing highlighted on the page). It gets the
 //    terms matched in its sections.
+// 3. Words with digits. lunr 2.3.9 merges equal nodes of its token set by a key, TokenSet#toString,
+//    that writes each edge's character and its target node's id with nothing between them. With digit
+//    edges the key is ambiguous (edges 1->12, 3->4 and 1->1, 2->34 both give "011234"), two different
+//    nodes are merged, and the token set then holds words that are not in the index: on 2026-12-05 an
+//    edit of the oneAPI page (no new word, other node ids) made every English search fail ("Cannot read properties of undefined
+//    (reading '_index')", the symptom of lunr.js issue #503). The key here closes each id with a comma,
+//    which the site's separator never leaves inside a word; tests/test_browser.py searches both languages.
 (function () {
   "use strict";
   var QUERY = 2, RESULT = 3;              // Material's SearchMessageType
@@ -76,6 +83,13 @@
   };
 
   importScripts(material);
+
+  self.lunr.TokenSet.prototype.toString = function () {
+    if (this._str) return this._str;                   // set by the builder once a node is minimized
+    var key = this.final ? "1" : "0", labels = Object.keys(this.edges).sort();
+    for (var i = 0; i < labels.length; i++) key += labels[i] + this.edges[labels[i]].id + ",";
+    return key;
+  };
 
   // Material builds its lunr index on the SETUP message: keep the words of the index it builds.
   var build = self.lunr.Builder.prototype.build;
