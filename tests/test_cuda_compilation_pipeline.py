@@ -120,25 +120,20 @@ def test_toolchain_mismatch_names_both_versions(monkeypatch, tmp_path):
         cp.toolchain.cache_clear()
 
 
+def _pipeline(*args: str, **kw) -> subprocess.CompletedProcess:
+    """_pipeline.py's command line, run from the repository root."""
+    cmd = [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
+
+
 def test_bad_toolchain_home_is_a_clear_error():
-    p = subprocess.run(
-        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "bin"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "CUDA_PIPELINE_HOME": "/nonexistent/cuda"},
-    )
+    p = _pipeline("bin", env={**os.environ, "CUDA_PIPELINE_HOME": "/nonexistent/cuda"})
     assert p.returncode == 1 and "no bin/nvcc there" in p.stderr and "requirements-cuda.txt" in p.stderr
 
 
 def test_run_block_names_the_page_scripts_for_an_unknown_one():
     """From a bad-input audit: an unknown script was a FileNotFoundError traceback."""
-    p = subprocess.run(
-        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "run-block", "bogus.sh", "compat"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    p = _pipeline("run-block", "bogus.sh", "compat")
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
     assert "no script snippets/cuda_compilation_pipeline/bogus.sh; the page's are: " in p.stderr
     assert "run_h200.sh" in p.stderr
@@ -146,20 +141,10 @@ def test_run_block_names_the_page_scripts_for_an_unknown_one():
 
 def test_unknown_architecture_lists_the_valid_ones():
     _toolchain_or_skip()
-    p = subprocess.run(
-        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "check-arch", "sm_95"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    p = _pipeline("check-arch", "sm_95")
     assert p.returncode == 1
     assert "unknown GPU architecture 'sm_95'" in p.stderr and "sm_90a" in p.stderr and "compute_100f" in p.stderr
-    ok = subprocess.run(
-        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "check-arch", "sm_90a"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    ok = _pipeline("check-arch", "sm_90a")
     assert ok.returncode == 0 and ok.stdout.strip() == "sm_90a"
     m = subprocess.run(
         [sys.executable, "scripts/measure/cuda_compilation_pipeline/h200.py", "--arch", "sm_91"],
@@ -329,13 +314,7 @@ def test_newer_nvcc_ptx_regenerates(tmp_path):
     if lacking:
         pytest.skip("needs " + ", ".join(lacking) + f" (fetches nvcc {cp.NEWER_NVCC} from PyPI)")
     out = tmp_path / "newer.ptx"
-    p = subprocess.run(
-        [sys.executable, "scripts/measure/cuda_compilation_pipeline/_pipeline.py", "newer-ptx", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    p = _pipeline("newer-ptx", "--out", str(out), timeout=600)
     assert p.returncode == 0, p.stderr
     committed = (IR / "saxpy_nvcc13.5.ptx").read_text(encoding="utf-8")
     assert committed == out.read_text(encoding="utf-8")

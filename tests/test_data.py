@@ -240,6 +240,13 @@ def test_readme_states_the_weekly_plan_gpu_ci_makes():
     assert int(m.group(2)) == round(wall / 60), f"README says {m.group(2)} minutes for {wall} s"
 
 
+def _gpu_ci_cli(*args: str) -> subprocess.CompletedProcess:
+    """scripts/gpu_ci.py run as a user runs it, from the repository root."""
+    return subprocess.run(
+        [sys.executable, "scripts/gpu_ci.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+
+
 def test_gpu_ci_nightly_plan_fits_eight_minutes():
     """The nightly GPU CI (code blocks beside the untimed datasets, then the timed ones alone) must fit
     in 8 minutes on the H200, by the registry's budgets; gpu_ci.py --budget enforces it at run time."""
@@ -249,13 +256,7 @@ def test_gpu_ci_nightly_plan_fits_eight_minutes():
     nightly = [d for d in DATASETS if d.needs == "gpu" and d.tier == "nightly"]
     timed, beside, wall = gpu_ci.plan_seconds(nightly, blocks=True)
     assert wall <= 480, f"nightly plan {wall} s (timed {timed} s + {beside} s side by side) exceeds 480 s"
-    p = subprocess.run(
-        [sys.executable, "scripts/gpu_ci.py", "--tier", "nightly", "--budget", "10"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p = _gpu_ci_cli("--tier", "nightly", "--budget", "10")
     assert p.returncode == 2 and "over the budget of 10 s" in p.stderr
 
 
@@ -267,13 +268,7 @@ def test_gpu_ci_stale_chooses_what_stale_yml_lists_and_fit_splits_it_across_runs
     from sitekit.stale import current
 
     stale_gpu = [d.name for d in DATASETS if d.needs == "gpu" and d.name in current()]
-    p = subprocess.run(
-        [sys.executable, "scripts/gpu_ci.py", "--stale", "--no-blocks", "--plan"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p = _gpu_ci_cli("--stale", "--no-blocks", "--plan")
     assert p.returncode == 0, p.stderr
     listed = [line.split()[0] for line in p.stdout.splitlines() if line.startswith("  ")]
     assert listed == stale_gpu
@@ -284,13 +279,7 @@ def test_gpu_ci_stale_chooses_what_stale_yml_lists_and_fit_splits_it_across_runs
     assert gpu_ci.plan_seconds(kept, blocks=False)[2] <= by["how_ai_compilers_work/dram_check"].budget_s + 5
     kept, left = gpu_ci.fit(ds, 10, blocks=False)
     assert [d.name for d in kept] == ["triton_deep_dive/cavity"]  # too big ones skipped, a later small one kept
-    p = subprocess.run(
-        [sys.executable, "scripts/gpu_ci.py", "--stale", "--only", "foundation/ceilings", "--plan"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p = _gpu_ci_cli("--stale", "--only", "foundation/ceilings", "--plan")
     assert p.returncode == 2 and "give one" in p.stderr
 
 
@@ -795,13 +784,7 @@ def test_gpu_ci_report_says_whether_the_gpu_blocks_ran():
 
 
 def test_gpu_ci_unknown_dataset_is_one_clear_line():
-    p = subprocess.run(
-        [sys.executable, "scripts/gpu_ci.py", "--only", "nope/nothing", "--plan"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p = _gpu_ci_cli("--only", "nope/nothing", "--plan")
     assert p.returncode != 0 and "unknown dataset 'nope/nothing'" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
 
