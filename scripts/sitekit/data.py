@@ -279,9 +279,9 @@ def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None) ->
     if not spreads:
         # No spread recorded for this figure: the declared noise, widened by a larger change between runs
         # and, for a figure derived from the row's timing (a ratio, a bandwidth), by twice the spread of
-        # every timing the row (and the row compared with) recorded (`<metric>_spread`, or a bare `spread`: the
-        # row's time over rounds): a speed-up whose own time moved by
-        # 100 % between rounds is not known to 7 %. Exact figures (declared noise 0) stay exact.
+        # every timing the row (and the row compared with) recorded: `<metric>_spread`, or a bare `spread`
+        # (the row's time over rounds). A speed-up whose own time moved by 100 % between rounds is not
+        # known to 7 %. Exact figures (declared noise 0) stay exact.
         derived = []
         if meta["noise"]:
             derived = [

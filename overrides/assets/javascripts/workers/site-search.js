@@ -16,9 +16,10 @@
 //    that writes each edge's character and its target node's id with nothing between them. With digit
 //    edges the key is ambiguous (edges 1->12, 3->4 and 1->1, 2->34 both give "011234"), two different
 //    nodes are merged, and the token set then holds words that are not in the index: on 2026-12-05 an
-//    edit of the oneAPI page (no new word, other node ids) made every English search fail ("Cannot read properties of undefined
-//    (reading '_index')", the symptom of lunr.js issue #503). The key here closes each id with a comma,
-//    which the site's separator never leaves inside a word; tests/test_browser.py searches both languages.
+//    edit of the oneAPI page (new words, so other node ids; the colliding one was an unchanged "111.6")
+//    made every English search fail ("Cannot read properties of undefined (reading '_index')", the
+//    symptom of lunr.js issue #503). The key here closes each id with a comma, which the site's
+//    separator never leaves inside a word; tests/test_browser.py searches both languages.
 (function () {
   "use strict";
   var QUERY = 2, RESULT = 3;              // Material's SearchMessageType
