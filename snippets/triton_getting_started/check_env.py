@@ -12,8 +12,9 @@ import triton
 print("python ", platform.python_version())
 print("torch  ", torch.__version__, "| CUDA", torch.version.cuda)
 print("triton ", triton.__version__)
-# A CUDA build of torch names the one Triton release it was tested with.
-pins = [r for r in md.requires("torch") or []
+# A CUDA build of torch names the one Triton release it was tested with
+# ("triton==3.6.0; platform_system == ..."): keep the part before the ";".
+pins = [r.split(";")[0].strip() for r in md.requires("torch") or []
         if r.startswith(("triton", "pytorch-triton"))]
 print("torch requires", pins[0] if pins else "no Triton (a CPU-only torch)")
 if torch.cuda.is_available():

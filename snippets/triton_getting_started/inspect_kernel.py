@@ -5,15 +5,16 @@
 No GPU needed. scripts/measure/triton_getting_started/ptx.py writes the page's
 PTX sample and PTX table with these functions.
 """
+# --8<-- [start:compile]
 import re
 
-from vector_add import add_kernel  # the page's kernel (same folder)
-
-# --8<-- [start:compile]
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from triton.runtime.jit import JITFunction
+
+# The page's kernel: vector_add.py, in the same folder as this file.
+from vector_add import add_kernel
 
 # Under TRITON_INTERPRET=1, @triton.jit returned an interpreter wrapper;
 # the compiler needs the JIT function itself.

@@ -4,7 +4,9 @@
 python3 -m venv .venv && . .venv/bin/activate
 # torch brings the Triton it was built with: do not install triton over it.
 # The index picks the CUDA build (here CUDA 13.0); pytorch.org lists others.
-pip install torch --index-url https://download.pytorch.org/whl/cu130
+# torch 2.11.0 is the release this page was measured with, and it brings
+# triton 3.6.0; drop the "==2.11.0" for the newest pair.
+pip install "torch==2.11.0" --index-url https://download.pytorch.org/whl/cu130
 python -c "import torch, triton; print(torch.__version__, triton.__version__)"
 
 # No GPU (a laptop, CI): a CPU-only torch, the Triton to match, and a NumPy
