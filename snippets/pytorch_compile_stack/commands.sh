@@ -7,13 +7,20 @@ TORCH_LOGS=graph_breaks python snippets/pytorch_compile_stack/graph_break.py >/d
 grep -o "Graph Break Reason: .*" "$log" | sort | uniq -c
 # --8<-- [end:graph_break_log]
 # --8<-- [start:measure]
-# on a CUDA machine (the H200 numbers; about six minutes)
-python scripts/measure/pytorch_compile_stack/gpu_workloads.py
-python scripts/measure/pytorch_compile_stack/_artifacts.py --device cuda
+# one producer per dataset: scripts/measure/pytorch_compile_stack/X.py writes data/pytorch_compile_stack/X.json
+# (--help says what each measures; --out PATH writes elsewhere)
+# on a CUDA machine (the H200 figures, torch 2.11); each takes minutes
+python scripts/measure/pytorch_compile_stack/gpu_workloads.py           # default and reduce-overhead
+python scripts/measure/pytorch_compile_stack/gpu_autotune.py            # max-autotune
+python scripts/measure/pytorch_compile_stack/gpt2_profile.py            # inside the GPT-2 block
+python scripts/measure/pytorch_compile_stack/call_overhead_gpu.py       # host time per call
+python scripts/measure/pytorch_compile_stack/gpu_artifacts.py           # FX, ATen, IR, Triton under ir/cuda
+python scripts/measure/pytorch_compile_stack/cpu_artifacts_torch211.py  # CPU artifacts with torch 2.11
 # on the CPU (timings: measured once and committed; CI does not re-time them)
 python scripts/measure/pytorch_compile_stack/cpu_workloads.py
-python scripts/measure/pytorch_compile_stack/cpu_production.py
-# the CPU artifacts, exactly as CI regenerates and compares them
-python scripts/measure/pytorch_compile_stack/_artifacts.py --device cpu
+python scripts/measure/pytorch_compile_stack/cpu_production.py          # dynamic shapes, regional, caches, AOTInductor
+python scripts/measure/pytorch_compile_stack/call_overhead.py
+# the CPU artifacts under ir/cpu (torch 2.13), which CI regenerates and compares
+python scripts/measure/pytorch_compile_stack/cpu_artifacts.py
 python -m pytest -q tests/test_pytorch_compile_stack.py
 # --8<-- [end:measure]
