@@ -588,3 +588,74 @@ def test_config_space_leaves_out_the_configs_that_spill_heavily():
     assert p.returncode == 0, p.stderr[-3000:]
     spill = {int(w): int(s) for w, s in re.findall(r"^(\d+) (\d+)$", p.stdout, re.M)}
     assert spill[8] > 0 and spill[4] > 10 * spill[8], spill
+
+
+# ----------------------------------------------------------------------------- "How compilers decide" facts
+
+_TORCH_FACTS = """
+import inspect, json, os
+import torch
+import torch._inductor
+import torch._inductor.config as c
+import torch._inductor.fx_passes.fuse_attention  # noqa: F401  (the pattern rewrite the table names)
+import torch.nn.attention as attn
+from torch._functorch import partitioners
+from torch._inductor.scheduler import Scheduler
+
+aten = torch.ops.aten
+recomputable = partitioners.get_default_op_list().recomputable_ops
+print(json.dumps({
+    "version": torch.__version__,
+    "prologue_env": "TORCHINDUCTOR_PROLOGUE_FUSION" in os.environ,
+    "score_fusion_memory_threshold": c.score_fusion_memory_threshold,
+    "max_fusion_size": c.max_fusion_size,
+    "thresholds": [hasattr(c, n) for n in ("realize_reads_threshold", "realize_opcount_threshold")],
+    "epilogue_fusion": c.epilogue_fusion,
+    "prologue_fusion": c.prologue_fusion,
+    "benchmark_epilogue_fusion": c.benchmark_epilogue_fusion,
+    "search_space": c.max_autotune_gemm_search_space,
+    "modes": {m: sorted(torch._inductor.list_mode_options(m))
+              for m in ("max-autotune", "max-autotune-no-cudagraphs")},
+    "ten_rounds": "for i in range(10):" in inspect.getsource(Scheduler.fuse_nodes),
+    "fa3_switch": callable(getattr(attn, "activate_flash_attention_impl", None)),
+    "aoti_package": callable(getattr(torch._inductor, "aoti_compile_and_package", None)),
+    "recompute": {"sum": aten.sum in recomputable, "silu": aten.silu in recomputable,
+                  "mm": aten.mm in recomputable},
+}))
+"""
+
+
+def test_inductor_facts_the_page_states_hold_in_torch():
+    """The fusion-decision and autotuning sections quote torch 2.13's source (names, thresholds, mode
+    options, the min-cut partitioner's list of cheap ops): check them against the installed torch, so that
+    a torch upgrade that changes one of them fails here instead of leaving the page wrong."""
+    facts = json.loads(run_py(_TORCH_FACTS).strip().splitlines()[-1])
+    if not facts["version"].startswith("2.13."):
+        pytest.skip(f"the page quotes torch 2.13; this is torch {facts['version']}")
+    page = _page_text()
+    for quoted in (
+        "`score_fusion_memory_threshold` (10 bytes)",
+        "`max_fusion_size` = 64 nodes",
+        "at most 10 rounds",
+        "`realize_reads_threshold` and `realize_opcount_threshold`",
+        "`benchmark_epilogue_fusion` on by default",
+        '`max_autotune_gemm_search_space = "EXHAUSTIVE"`',
+        '`torch.nn.attention.activate_flash_attention_impl("FA3")`',
+        "`torch._inductor.aoti_compile_and_package`",
+        "(pointwise ops, views, simple reductions)",
+        "`fx_passes/fuse_attention.py`",
+    ):
+        assert quoted in page, f"the page no longer says {quoted!r}: update this test with it"
+    assert facts["score_fusion_memory_threshold"] == 10
+    assert facts["max_fusion_size"] == 64
+    assert facts["ten_rounds"]
+    assert all(facts["thresholds"])
+    assert facts["epilogue_fusion"] and facts["benchmark_epilogue_fusion"]
+    assert facts["prologue_fusion"] or facts["prologue_env"], "prologue fusion is on by default"
+    assert facts["search_space"] in ("DEFAULT", "EXHAUSTIVE")
+    assert facts["modes"] == {
+        "max-autotune": ["coordinate_descent_tuning", "max_autotune", "triton.cudagraphs"],
+        "max-autotune-no-cudagraphs": ["coordinate_descent_tuning", "max_autotune"],
+    }
+    assert facts["fa3_switch"] and facts["aoti_package"]
+    assert facts["recompute"] == {"sum": True, "silu": True, "mm": False}
