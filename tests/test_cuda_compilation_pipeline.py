@@ -430,3 +430,83 @@ def test_a_local_array_is_counted_in_the_stack_frame_not_in_local(tmp_path):
     u = subprocess.run([tc.tool("cuobjdump"), "-res-usage", str(obj)], capture_output=True, text=True).stdout
     m = re.search(r"STACK:(\d+) SHARED:\d+ LOCAL:(\d+)", u)
     assert m and int(m.group(1)) >= 1024 and int(m.group(2)) == 0, u
+
+
+# ----------------------------------------------------------------------------- prose claims, with nvcc 13.0
+
+
+def _nvcc(tc, *args, cwd):
+    return subprocess.run([tc.tool("nvcc"), *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_arch_given_twice_keeps_only_the_last(tmp_path):
+    """The page (#gencode): -gencode options add up, -arch does not; given twice, nvcc warns and the
+    binary holds the last target only."""
+    tc = _toolchain_or_skip()
+    p = _nvcc(
+        tc, "-arch=sm_80", "-arch=sm_90", "-fatbin", str(cp.SNIPPETS / "saxpy.cu"), "-o", "t.fatbin", cwd=tmp_path
+    )
+    assert p.returncode == 0, p.stderr
+    assert "incompatible redefinition for option 'gpu-architecture', the last value of this option was used" in p.stderr
+    listed = subprocess.run(
+        [tc.tool("cuobjdump"), "--list-elf", "--list-ptx", "t.fatbin"], capture_output=True, text=True, cwd=tmp_path
+    ).stdout
+    assert re.findall(r"\.(sm_\d+)\.(cubin|ptx)", listed) == [("sm_90", "cubin"), ("sm_90", "ptx")], listed
+
+
+def test_fmad_false_splits_the_fused_multiply_add(tmp_path):
+    """The page (#reading-ptx): nvcc contracts a * x[i] + y[i] into fma.rn.f32 by default (--fmad=true),
+    and -fmad=false leaves mul.rn.f32 and add.rn.f32."""
+    tc = _toolchain_or_skip()
+    src = str(cp.SNIPPETS / "saxpy.cu")
+    for flags, want, absent in (
+        ([], ["fma.rn.f32"], ["mul.rn.f32"]),
+        (["-fmad=false"], ["mul.rn.f32", "add.rn.f32"], ["fma.rn"]),
+    ):
+        p = _nvcc(tc, "-arch=sm_90", "-ptx", *flags, src, "-o", "s.ptx", cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        ptx = (tmp_path / "s.ptx").read_text(encoding="utf-8")
+        assert all(w in ptx for w in want) and not any(a in ptx for a in absent), (flags, ptx)
+
+
+def _sass(tc, cubin: Path) -> str:
+    return subprocess.run(
+        [tc.tool("cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_lineinfo_leaves_the_sass_unchanged(tmp_path):
+    """The page (#reading-sass): -lineinfo left the SASS of every kernel on the page unchanged."""
+    tc = _toolchain_or_skip()
+    for name in ("saxpy", "grid_stride", "vector_loads", "registers"):
+        src = str(cp.SNIPPETS / f"{name}.cu")
+        for flags, out in (([], "plain.cubin"), (["-lineinfo"], "lines.cubin")):
+            p = _nvcc(tc, "-arch=sm_90", "-cubin", *flags, src, "-o", out, cwd=tmp_path)
+            assert p.returncode == 0, p.stderr
+        assert _sass(tc, tmp_path / "plain.cubin") == _sass(tc, tmp_path / "lines.cubin"), name
+
+
+def test_reported_registers_are_the_highest_register_plus_three(tmp_path):
+    """The page (#registers): the count ptxas reports follows the highest register number in the SASS
+    (plus three with nvcc 13.0 for the page's kernels), not the live peak that nvdisasm -plr shows."""
+    tc = _toolchain_or_skip()
+    builds = [
+        ("saxpy", []),
+        ("grid_stride", []),
+        ("vector_loads", []),
+        *[("registers", f) for f in ([], ["-DMIN_BLOCKS=6"], ["-DMIN_BLOCKS=8"], ["-maxrregcount=24"])],
+    ]
+    seen = 0
+    for name, flags in builds:
+        p = _nvcc(tc, "-arch=sm_90", "-cubin", *flags, str(cp.SNIPPETS / f"{name}.cu"), "-o", "k.cubin", cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        usage = subprocess.run(
+            [tc.tool("cuobjdump"), "-res-usage", "k.cubin"], capture_output=True, text=True, cwd=tmp_path
+        ).stdout
+        reported = dict(re.findall(r"Function (\S+):\s*\n\s*REG:(\d+)", usage))
+        sass = _sass(tc, tmp_path / "k.cubin")
+        for fn, body in re.findall(r"Function : (\S+)\n(.*?)(?=\n\t\tFunction :|\Z)", sass, re.S):
+            highest = max(int(r) for r in re.findall(r"\bR(\d+)\b", body))
+            assert int(reported[fn]) == highest + 3, (name, flags, fn, highest, reported[fn])
+            seen += 1
+    assert seen == 8

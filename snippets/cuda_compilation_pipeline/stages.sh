@@ -8,6 +8,7 @@ set -euo pipefail
 python3 -m venv .venv && . .venv/bin/activate
 pip install -r requirements-cuda.txt
 pip install --no-deps -e .    # the repository's own scripts (sitekit), which every block's env.sh imports
+pip install triton==3.6.0     # only for the last section: Triton with its own ptxas, cuobjdump, nvdisasm
 # --8<-- [end:install]
 
 source snippets/cuda_compilation_pipeline/env.sh    # after the install: it cds into a scratch folder
