@@ -72,6 +72,20 @@ CODE_LINES = """() => {
   });
   return out;
 }"""
+# every diagram or plot box that scrolls sideways marks the side with more to see (site.js's data-more, which
+# site.css fades): at the start "right", scrolled to the end "left"; a box that fits has no mark
+SCROLL_CUES = """() => {
+  const bad = [];
+  document.querySelectorAll('.mermaid-diagram[data-processed], .plot-scroll').forEach((el, i) => {
+    const wide = el.scrollWidth > el.clientWidth + 1, start = el.dataset.more || 'none';
+    if (!wide) { if (start !== 'none') bad.push(i + ': fits, marked ' + start); return; }
+    el.scrollLeft = el.scrollWidth; el.dispatchEvent(new Event('scroll'));
+    const end = el.dataset.more || 'none';
+    el.scrollLeft = 0; el.dispatchEvent(new Event('scroll'));
+    if (start !== 'right' || end !== 'left') bad.push(i + ': marked ' + start + ' at the start, ' + end + ' at the end');
+  });
+  return bad;
+}"""
 # the smallest tick or legend text of each plot (superscript exponents aside), in CSS px on screen
 PLOT_FONT = """() => [...document.querySelectorAll('.data-figure svg')].map(svg => {
   const vb = svg.viewBox.baseVal, scale = svg.getBoundingClientRect().width / (vb && vb.width || 1);
@@ -289,6 +303,37 @@ def test_language_switcher_keeps_the_page(browser, server, lang, other):
         v.close()
 
 
+@pytest.mark.parametrize(
+    "lang,other,slug,section",
+    [("en", "zh", "triton-getting-started", "vector-add"), ("zh", "en", "cuda-compilation-pipeline", "gencode")],
+)
+def test_language_switcher_keeps_the_section(browser, server, lang, other, slug, section):
+    """Switching language halfway down a page lands on the same section of the other copy (the copies share
+    their heading ids), not at its top."""
+    v = Visit(browser, server)
+    try:
+        # drawn diagrams and typeset math change the page's height, so scroll only once they are in
+        page = v.open(("" if lang == "en" else "zh/") + f"{slug}/", wait_until="networkidle")
+        # the section's heading just under the sticky header, where a reader who scrolled to it sees it
+        page.evaluate(
+            f"window.scrollTo(0, window.scrollY + document.getElementById('{section}').getBoundingClientRect().top"
+            " - document.querySelector('.md-header').getBoundingClientRect().bottom)"
+        )
+        page.locator(".md-header__option .md-select").first.hover()
+        page.locator(f'.md-select__link[hreflang="{other}"]').first.click()
+        want = f"{server}/" + ("" if other == "en" else "zh/") + f"{slug}/#{section}"
+        try:
+            page.wait_for_url(want, wait_until="domcontentloaded", timeout=10000)
+        except playwright.TimeoutError:
+            pass
+        assert page.url == want, f"switching {lang}->{other} at #{section} of {slug} landed on {page.url}"
+        top = page.evaluate(f"document.getElementById('{section}').getBoundingClientRect().top")
+        assert 0 <= top < 200, f"{want} opened with the section's heading at {top:.0f} px, not at the top"
+        assert not v.external
+    finally:
+        v.close()
+
+
 def _search(v, lang: str, query: str):
     """Type a query into the search box of the landing page in `lang`: (the page, the result links)."""
     page = v.open("" if lang == "en" else "zh/")
@@ -312,6 +357,8 @@ def test_search_stays_in_the_pages_language(browser, server, lang, query):
         if lang == "zh":
             titles = page.locator(".md-search-result__article h1, .md-search-result__article h2").all_inner_texts()
             assert any(any("\u4e00" <= ch <= "\u9fff" for ch in t) for t in titles), titles
+            shown = page.locator(".md-search-result").inner_text()
+            assert "\u200b" not in shown, f"the index's word breaks (U+200B) reach the results: {shown[:200]!r}"
         assert not v.external and not v.errors, (v.external, v.errors)
     finally:
         v.close()
@@ -373,6 +420,8 @@ def test_diagram_text_is_readable(browser, server, width, least):
             if page.locator(".mermaid-diagram").count():
                 page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
             small += [f"{lang}/{slug} {m}" for m in _small_figure_text(page, least)]
+            cues = page.evaluate(SCROLL_CUES)
+            assert not cues, f"{lang}/{slug} at {width} px: a box that scrolls sideways without its faded edge: {cues}"
             overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             assert overflow <= 1, f"{lang}/{slug}: the page scrolls sideways at {width} px ({overflow} px)"
     finally:

@@ -78,6 +78,7 @@
               n.setAttribute("data-processed", "true");
               fitDiagram(n);
               zoomButton(n);
+              scrollCue(n);
             }, function (e) { console.error("mermaid:", e); });
           });
         }, Promise.resolve());
@@ -102,6 +103,23 @@
     svg.style.width = width + "px";
     svg.setAttribute("width", width);
   }
+
+  // A diagram or plot wider than its box scrolls sideways; data-more says on which side there is more
+  // to see, and site.css fades that edge so the reader can tell the box scrolls.
+  function scrollCue(el) {
+    var max = el.scrollWidth - el.clientWidth;
+    if (max <= 1) { el.removeAttribute("data-more"); return; }
+    var left = el.scrollLeft > 1, right = el.scrollLeft < max - 1;
+    el.setAttribute("data-more", left && right ? "both" : left ? "left" : "right");
+    if (!el.dataset.cueBound) {
+      el.dataset.cueBound = "1";
+      el.addEventListener("scroll", function () { scrollCue(el); }, { passive: true });
+    }
+  }
+  function scrollCues() {
+    document.querySelectorAll(".mermaid-diagram[data-processed], .plot-scroll").forEach(scrollCue);
+  }
+  window.addEventListener("resize", scrollCues);
 
   // A diagram shown smaller than its natural size, or cut off at the column's edge, gets a button
   // under it that opens it at full size in an overlay (a modal <dialog>: Esc or "Close" ends it and
@@ -168,6 +186,37 @@
     dialog.querySelector(".diagram-dialog__close").focus();
   }
 
+  // The language menu links to the other language's copy of the page; both copies share their heading
+  // ids (tests/test_parity.py), so the link also takes the reader to the section being read: the anchor
+  // in the address bar if its target is on screen, else the last heading scrolled past.
+  function sectionInView() {
+    var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target) {
+      var r = target.getBoundingClientRect();
+      if (r.bottom > 0 && r.top < window.innerHeight) return target.id;
+    }
+    var header = document.querySelector(".md-header");
+    var line = (header ? header.getBoundingClientRect().bottom : 0) + 8;
+    var id = "";
+    var heads = document.querySelectorAll(".md-content article h2[id], .md-content article h3[id], .md-content article h4[id]");
+    for (var i = 0; i < heads.length; i++) {
+      if (heads[i].getBoundingClientRect().top > line) break;
+      id = heads[i].id;
+    }
+    return id;
+  }
+  function keepSection(e) {
+    var a = e.target && e.target.closest ? e.target.closest("a.md-select__link[hreflang]") : null;
+    if (!a) return;
+    var url = new URL(a.getAttribute("href"), location.href);
+    var id = sectionInView();
+    url.hash = id ? "#" + encodeURIComponent(id) : "";
+    a.href = url.href;
+  }
+  ["click", "auxclick", "contextmenu"].forEach(function (type) {
+    document.addEventListener(type, keepSection, true);
+  });
+
   function ready(fn) {
     if (document.readyState !== "loading") fn();
     else document.addEventListener("DOMContentLoaded", fn);
@@ -175,6 +224,7 @@
   ready(function () {
     renderMath();
     renderDiagrams();
+    scrollCues();
     // Re-draw diagrams in the new palette when the reader toggles light/dark.
     new MutationObserver(renderDiagrams).observe(document.body, {
       attributes: true, attributeFilter: ["data-md-color-scheme"],

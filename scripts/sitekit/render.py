@@ -261,7 +261,9 @@ def provenance_line(ds: dict, lang: str) -> str:
     why = stale().get(ds["name"])
     if why:
         reason = why.get(lang) or why.get("en") if isinstance(why, dict) else str(why)
-        parts.append(f'<span class="stale">⚠ {_t("stale", lang)} ({html.escape(reason)})</span>')
+        # the note already says the code changed; the reason's own "changed since:" lead-in would repeat it
+        reason = re.sub(r"^(changed since:\s*|此后有改动：)", "", reason)
+        parts.append(f'<span class="stale">⚠ {_t("stale", lang)}{lp}{html.escape(reason)}{rp}</span>')
     return '<p class="provenance">' + " · ".join(parts) + "</p>"
 
 
@@ -538,9 +540,9 @@ def plot(
             out.append(f'<text x="{L + pw + 30}" y="{ly + 1}">{html.escape(label(hline_label, lang))}</text>')
     out.append("</svg>")
     return (
-        '<figure class="data-figure">'
+        '<figure class="data-figure"><div class="plot-scroll">'
         + "".join(out)
-        + "<figcaption>"
+        + "</div><figcaption>"
         + provenance_line(ds, lang)
         + "</figcaption></figure>"
     )

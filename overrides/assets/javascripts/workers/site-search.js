@@ -12,6 +12,8 @@
 // 2. Result links. A page whose sections match but whose own text does not comes back with no matched
 //    terms, and Material gave its link an empty ?h= (nothing highlighted on the page). It gets the
 //    terms matched in its sections.
+//    Results also leave the worker without the index's U+200B word breaks (invisible, but they
+//    came along when a reader copied a result's title).
 // 3. Words with digits. lunr 2.3.9 merges equal nodes of its token set by a key, TokenSet#toString,
 //    that writes each edge's character and its target node's id with nothing between them. With digit
 //    edges the key is ambiguous (edges 1->12, 3->4 and 1->1, 2->34 both give "011234"), two different
@@ -27,7 +29,7 @@
   if (!/^search\.[0-9a-f]+\.min\.js$/.test(material)) throw new Error("site-search.js: ?material= names no worker");
 
   var words = null;                       // lunr's inverted index: its keys are the index's words
-  var HAN = /\p{sc=Han}+/gu, PAD = "\u3007", LONGEST = 12;
+  var HAN = /\p{sc=Han}+/gu, PAD = "\u3007", LONGEST = 12, ZWSP = /\u200b/g;
 
   function cut(run) {
     var out = [], stray = "";
@@ -60,6 +62,10 @@
       });
       group.forEach(function (doc) {
         if (doc.terms && !Object.keys(doc.terms).length) doc.terms = Object.assign({}, found);
+        // the index's word breaks are for lunr only: a reader who copies a result's title or text
+        // must not get them
+        if (typeof doc.title === "string") doc.title = doc.title.replace(ZWSP, "");
+        if (typeof doc.text === "string") doc.text = doc.text.replace(ZWSP, "");
       });
     });
   }
