@@ -314,13 +314,28 @@ def test_language_switcher_keeps_the_section(browser, server, lang, other, slug,
     try:
         # drawn diagrams and typeset math change the page's height, so scroll only once they are in
         page = v.open(("" if lang == "en" else "zh/") + f"{slug}/", wait_until="networkidle")
-        # the section's heading just under the sticky header, where a reader who scrolled to it sees it
-        page.evaluate(
-            f"window.scrollTo(0, window.scrollY + document.getElementById('{section}').getBoundingClientRect().top"
-            " - document.querySelector('.md-header').getBoundingClientRect().bottom)"
-        )
+        if page.locator(".mermaid-diagram").count():
+            page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
+        # the section's heading just under the sticky header, where a reader who scrolled to it sees it;
+        # scrolled again until it stays there (typeset math and drawn diagrams above it change its place)
+        gap = None
+        for _ in range(10):
+            page.evaluate(
+                f"window.scrollTo(0, window.scrollY + document.getElementById('{section}').getBoundingClientRect().top"
+                " - document.querySelector('.md-header').getBoundingClientRect().bottom)"
+            )
+            page.wait_for_timeout(300)
+            gap = page.evaluate(
+                f"document.getElementById('{section}').getBoundingClientRect().top"
+                " - document.querySelector('.md-header').getBoundingClientRect().bottom"
+            )
+            if abs(gap) < 2:
+                break
+        assert gap is not None and abs(gap) < 2, f"#{section} would not stay under the header ({gap:.0f} px off)"
         page.locator(".md-header__option .md-select").first.hover()
-        page.locator(f'.md-select__link[hreflang="{other}"]').first.click()
+        # a DOM click: Playwright's own click() scrolls the page a little to "reveal" the link in the sticky
+        # header first, which moves the reader to the next heading before the menu reads the position
+        page.locator(f'.md-select__link[hreflang="{other}"]').first.evaluate("a => a.click()")
         want = f"{server}/" + ("" if other == "en" else "zh/") + f"{slug}/#{section}"
         try:
             page.wait_for_url(want, wait_until="domcontentloaded", timeout=10000)

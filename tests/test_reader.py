@@ -346,7 +346,9 @@ def test_reader_test_sees_the_marks():
     md = (
         '```python\n--8<-- "snippets/index/environment.py:check"\n```\n\n<!--pytest-codeblocks:cont-->\n\n'
         "```python\nprint(1)\n```\n\n<!--pytest.mark.gpu-->\n```sh\nnvidia-smi\n```\n\n"
-        "<!--pytest-codeblocks:expected-output-->\n\n```text\n1\n```\n"
+        "<!--pytest-codeblocks:expected-output-->\n\n```text\n1\n```\n\n"
+        '```bash\n--8<-- "snippets/cuda_compilation_pipeline/env.sh"\n'
+        '--8<-- "snippets/cuda_compilation_pipeline/inspect.sh:sass"\n```\n'
     )
     import markdown
 
@@ -362,10 +364,16 @@ def test_reader_test_sees_the_marks():
     d.mkdir()
     (d / "index.html").write_text(html, encoding="utf-8")
     blocks = read_blocks(d.parent, "x/")
-    assert [b.attrs["data-run"] for b in blocks] == ["standalone", "cont", "standalone", "output"]
+    assert [b.attrs["data-run"] for b in blocks] == ["standalone", "cont", "standalone", "output", "standalone"]
     assert blocks[0].links == ["../snippets/index/environment.py"]
     assert "snippets/index/environment.py · check" in blocks[0].meta
     assert "needs an NVIDIA GPU" in blocks[2].meta
+    # a block of two includes (a shell preamble, then the commands) offers both files, not the preamble alone
+    assert blocks[4].links == [
+        "../snippets/cuda_compilation_pipeline/env.sh",
+        "../snippets/cuda_compilation_pipeline/inspect.sh",
+    ]
+    assert "snippets/cuda_compilation_pipeline/inspect.sh · sass" in blocks[4].meta
     shutil.rmtree(d.parent)
 
 

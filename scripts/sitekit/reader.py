@@ -162,6 +162,15 @@ def block_attrs(lang: str, body: list[str], raw_marks: list[str]) -> dict:
         a["data-src"] = m.group("path")
         if m.group("section"):
             a["data-section"] = m.group("section")
+        # a block made of several includes (e.g. a shell block: env.sh, then the commands) names each
+        # other file too, so the line above it offers every file whose lines the block shows
+        more = []
+        for m in inc[1:]:
+            item = m.group("path") + (f"#{m.group('section')}" if m.group("section") else "")
+            if item not in more and item != a["data-src"] + (f"#{a['data-section']}" if "data-section" in a else ""):
+                more.append(item)
+        if more:
+            a["data-src-more"] = " ".join(more)
     if "expected-output" in marks:
         a["data-run"] = "output"
     elif lang in GENERATED:
@@ -239,12 +248,19 @@ def decorate(page_html: str, lang: str, page_url: str, repo: str | None, branch:
         parts = []
         src = attrs.get("data-src")
         if src:
-            PUBLISHED.add(src)
-            label = html.escape(src + (f" · {attrs['data-section']}" if attrs.get("data-section") else ""))
-            parts.append(
-                f'<a class="code-src" href="{prefix}{html.escape(src)}" download '
-                f'title="{TEXT["download"][lang]}">{label}</a>'
-            )
+            files = [(src, attrs.get("data-section"))] + [
+                (item.split("#")[0], item.split("#")[1] if "#" in item else None)
+                for item in attrs.get("data-src-more", "").split()
+            ]
+            for k, (path, section) in enumerate(files):
+                PUBLISHED.add(path)
+                label = html.escape(path + (f" · {section}" if section else ""))
+                if k:
+                    parts.append('<span class="code-plus">+</span>')
+                parts.append(
+                    f'<a class="code-src" href="{prefix}{html.escape(path)}" download '
+                    f'title="{TEXT["download"][lang]}">{label}</a>'
+                )
             if repo:
                 parts.append(
                     f'<a class="code-repo" href="{html.escape(repo)}/blob/{branch}/{html.escape(src)}">'
