@@ -66,6 +66,7 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import pytest  # noqa: E402
+from once import shared_once  # noqa: E402
 
 PREBUILT_SITE_ENV = "AI_COMPILER_TESTS_PREBUILT_SITE"
 
@@ -78,16 +79,20 @@ def built_site(tmp_path_factory):
     prebuilt = os.environ.get(PREBUILT_SITE_ENV)
     if prebuilt:
         return Path(prebuilt), 0, f"(built by the outer test session: {PREBUILT_SITE_ENV})", 0.0
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    # a repository URL, so that the repository links are built and checked (CI sets the real one)
-    env.setdefault("SITE_REPO_URL", "https://github.com/example/ai-compiler")
-    t0 = time.time()
-    p = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    return out, p.returncode, p.stdout + p.stderr, time.time() - t0
+
+    def build(out):
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+        # a repository URL, so that the repository links are built and checked (CI sets the real one)
+        env.setdefault("SITE_REPO_URL", "https://github.com/example/ai-compiler")
+        t0 = time.time()
+        p = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        return [p.returncode, p.stdout + p.stderr, time.time() - t0]
+
+    out, (rc, log, secs) = shared_once(tmp_path_factory, "site", build)
+    return out, rc, log, secs

@@ -14,12 +14,12 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import needs
 import pytest
 from measure.cuda_compilation_pipeline import _pipeline as cp  # noqa: E402
+from once import shared_once
 from sitekit import DATA, DOCS, ROOT
 from sitekit.pages import blocks
 
@@ -169,12 +169,13 @@ def test_rules_of_compatibility():
 
 
 @pytest.fixture(scope="module")
-def regenerated():
+def regenerated(tmp_path_factory):
     _toolchain_or_skip()
-    with tempfile.TemporaryDirectory(prefix="ccp_test_") as t:
-        out = Path(t) / "ir"
-        cp.write_artifacts(out, jobs=2)
-        yield out
+
+    def produce(d):
+        cp.write_artifacts(d / "ir", jobs=2)
+
+    return shared_once(tmp_path_factory, "cuda-pipeline-artifacts", produce)[0] / "ir"
 
 
 @pytest.mark.parametrize("name", [*cp.ARTIFACTS, *cp.DERIVED])

@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 import pytest
+from once import shared_once
 from sitekit import ROOT
 from sitekit.data import load, previous_row
 
@@ -34,20 +35,21 @@ def _run(args, timeout=600):
 
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pcs")
-    p = _run(
-        [
-            "scripts/measure/pytorch_compile_stack/_artifacts.py",
-            "--device",
-            "cpu",
-            "--out",
-            str(out / "cpu_artifacts.json"),
-            "--ir-dir",
-            str(out / "ir"),
-        ]
-    )
-    assert p.returncode == 0, f"artifact script failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
-    return out
+    def produce(out):
+        p = _run(
+            [
+                "scripts/measure/pytorch_compile_stack/_artifacts.py",
+                "--device",
+                "cpu",
+                "--out",
+                str(out / "cpu_artifacts.json"),
+                "--ir-dir",
+                str(out / "ir"),
+            ]
+        )
+        assert p.returncode == 0, f"artifact script failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
+
+    return shared_once(tmp_path_factory, "pytorch-compile-stack-cpu-artifacts", produce)[0]
 
 
 def test_cpu_artifacts_match_committed(regenerated):

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from once import shared_once
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "measure" / "triton_getting_started" / "ptx.py"
@@ -33,7 +34,10 @@ def _normalize(ptx: str) -> str:
 
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
-    t = tmp_path_factory.mktemp("ptx")
+    return shared_once(tmp_path_factory, "getting-started-ptx", _regenerate)[1]
+
+
+def _regenerate(t):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_CACHE_DIR"] = str(t / "cache")  # compile for real, not from a cache
     p = subprocess.run(

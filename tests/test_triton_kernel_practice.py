@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import snippet_loader
 import torch
+from once import shared_once
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "triton_kernel_practice"
@@ -464,18 +465,20 @@ def test_scripts_say_they_need_a_gpu(script):
 
 @pytest.fixture(scope="module")
 def resources(tmp_path_factory):
-    out = tmp_path_factory.mktemp("resources") / "resources.json"
-    env = {**os.environ, "TRITON_INTERPRET": "0"}
-    p = subprocess.run(
-        [sys.executable, "scripts/measure/triton_kernel_practice/resources.py", "--out", str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert p.returncode == 0, p.stderr[-4000:]
-    return json.loads(out.read_text())
+    def produce(d):
+        env = {**os.environ, "TRITON_INTERPRET": "0"}
+        p = subprocess.run(
+            [sys.executable, "scripts/measure/triton_kernel_practice/resources.py", "--out", str(d / "resources.json")],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert p.returncode == 0, p.stderr[-4000:]
+
+    d, _ = shared_once(tmp_path_factory, "kernel-practice-resources", produce)
+    return json.loads((d / "resources.json").read_text())
 
 
 def test_resources_dataset_regenerates(resources):
