@@ -8,13 +8,13 @@ source snippets/cuda_compilation_pipeline/env.sh
 nvcc -arch=sm_90 saxpy.cu -o saxpy_sm90 -L"$CUDA_LIB"                              # SASS sm_90 + PTX compute_90
 nvcc -gencode arch=compute_90,code=compute_90 saxpy.cu -o saxpy_ptx90 -L"$CUDA_LIB"  # PTX only
 nvcc -gencode arch=compute_80,code=sm_80 saxpy.cu -o saxpy_sm80 -L"$CUDA_LIB"        # SASS for sm_80 only
-mkdir jit-cache && export CUDA_CACHE_PATH=$PWD/jit-cache   # an empty JIT cache of our own
-./saxpy_sm90                                   # matching SASS: nothing to compile
-find jit-cache -type f | wc -l                 # 0 files: the driver compiled nothing
-./saxpy_ptx90                                  # no SASS for sm_90: the driver JIT-compiles the PTX
-find jit-cache -type f | wc -l                 # ... and stores the result
-./saxpy_ptx90                                  # the same PTX again: taken from the cache
-CUDA_FORCE_PTX_JIT=1 ./saxpy_sm90              # ignore the SASS, compile the embedded PTX
+jit=$(mktemp -d)                               # an empty JIT cache of our own (not exported: your shell keeps its own)
+CUDA_CACHE_PATH=$jit ./saxpy_sm90              # matching SASS: nothing to compile
+find "$jit" -type f | wc -l                    # 0 files: the driver compiled nothing
+CUDA_CACHE_PATH=$jit ./saxpy_ptx90             # no SASS for sm_90: the driver JIT-compiles the PTX
+find "$jit" -type f | wc -l                    # ... and stores the result
+CUDA_CACHE_PATH=$jit ./saxpy_ptx90             # the same PTX again: taken from the cache
+CUDA_CACHE_PATH=$jit CUDA_FORCE_PTX_JIT=1 ./saxpy_sm90   # ignore the SASS, compile the embedded PTX
 if ./saxpy_sm80 2> error.txt; then echo 'unexpected: it ran' >&2; false; fi   # SASS for another GPU and no PTX
 cat error.txt
 grep -q cudaErrorNoKernelImageForDevice error.txt
