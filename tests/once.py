@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 
-import filelock
+import filelock  # installed with torch (requirements-test.txt), which depends on it
 
 
 def shared_once(tmp_path_factory, name: str, produce):
