@@ -14,7 +14,9 @@ sitekit/registry.py). Each is measured into a temporary file by its script, vali
 the committed file, and only then moved over it, so a failed, aborted or invalid run never replaces
 good data. The committed run becomes the new file's `history` (the last runs, small), from which the
 pages compute verdicts that must hold in two runs. With --check, data/ is left as it was unless
---write is given too. Datasets that do not time the GPU (artifacts, compile logs) run beside the code
+--write is given too. A dataset is only re-measured on the GPU model its committed data names: a run on
+another card is no check of that data and no second opinion for its verdicts, so gpu_ci refuses it before
+measuring anything, unless --new-gpu says to move the datasets to this card (their history is dropped). Datasets that do not time the GPU (artifacts, compile logs) run beside the code
 blocks; the timed ones run one at a time, alone on the GPU.
 """
 
@@ -122,25 +124,66 @@ def measure(ds: registry.Dataset, tmpdir: Path) -> tuple[dict | None, str, str]:
     return obj, f"ok in {dt:.0f} s", log
 
 
+class ForeignGPU(Exception):
+    """A run on another GPU model than the committed data's, which store() will not write over it."""
+
+
+def gpu_of(ds: dict | None) -> str | None:
+    """The GPU model a dataset was measured on (None: not recorded, or measured without a GPU)."""
+    return ((ds or {}).get("provenance") or {}).get("gpu") or None
+
+
+def other_gpu(old: dict | None, new: dict) -> str | None:
+    """Why `new` cannot be compared with `old` or carry its history: the two name different GPU models."""
+    a, b = gpu_of(old), gpu_of(new)
+    if a and b and a != b:
+        return f"measured on {b}, but the committed data is from {a}"
+    return None
+
+
+def foreign_gpu(datasets, gpu: str, data_dir: Path | None = None) -> list[str]:
+    """The chosen datasets whose committed data names a GPU model other than `gpu`, one line each."""
+    lines = []
+    for d in datasets:
+        committed = (data_dir / f"{d.name}.json") if data_dir else data.path_of(d.name)
+        try:
+            was = gpu_of(json.loads(committed.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue  # no committed file (or an unreadable one, which store() reports): nothing to mix with
+        if was and was != gpu:
+            lines.append(f"{d.name}: committed data from {was}")
+    return lines
+
+
 def with_history(new: dict, old: dict | None) -> dict:
-    """The new dataset, carrying the committed run (figures only) as its most recent history entry."""
-    if old is None:
-        return new
+    """The new dataset, carrying the committed run (figures only) as its most recent history entry. Runs
+    on another GPU model are not carried: they are no second opinion for this card's verdicts."""
+    if old is None or other_gpu(old, new):
+        return {k: v for k, v in new.items() if k != "history"}
     past = [data.summary(old)] + list(old.get("history", []))
     return {**new, "history": past[:HISTORY]}
 
 
-def store(ds: registry.Dataset, new: dict, *, write: bool, data_dir: Path | None = None) -> list[str]:
-    """Compare with the committed file; write (atomically, history carried) when asked. Returns drift."""
+def store(
+    ds: registry.Dataset, new: dict, *, write: bool, data_dir: Path | None = None, new_gpu: bool = False
+) -> list[str]:
+    """Compare with the committed file; write (atomically, history carried) when asked. Returns drift.
+    A run on another GPU model than the committed data's raises ForeignGPU (nothing written) unless new_gpu."""
     committed = (data_dir / f"{ds.name}.json") if data_dir else data.path_of(ds.name)
     old = None
     moved: list[str] = []
     if committed.exists():
         try:
             old = data.validate(json.loads(committed.read_text(encoding="utf-8")), str(committed))
-            moved = data.compare(old, new)
         except (ValueError, data.DataError) as e:
             moved = [f"{ds.name}: committed file invalid ({e})"]
+    if old is not None and other_gpu(old, new):
+        why = other_gpu(old, new)
+        if not new_gpu:
+            raise ForeignGPU(f"{why}; not compared and not written (--new-gpu moves it to this card)")
+        moved = [f"{ds.name}: {why}; replaced without comparison (--new-gpu), its history dropped"]
+    elif old is not None:
+        moved = data.compare(old, new)
     if write:
         data.write(with_history(new, old), committed)
         print(f"  wrote {committed.relative_to(ROOT) if committed.is_relative_to(ROOT) else committed}", flush=True)
@@ -209,6 +252,11 @@ def main(argv=None) -> int:
         metavar="S",
         help="fail before running anything if the planned wall time (registry budgets) exceeds S seconds",
     )
+    ap.add_argument(
+        "--new-gpu",
+        action="store_true",
+        help="measure datasets whose committed data is from another GPU model and replace them (history dropped)",
+    )
     ap.add_argument("--plan", action="store_true", help="print the plan and its budget, run nothing")
     ap.add_argument(
         "--log", type=Path, default=ROOT / "test-artifacts" / "gpu_ci.log", help="full output of every script"
@@ -254,6 +302,16 @@ def main(argv=None) -> int:
     except (ImportError, RuntimeError) as e:
         print(f"gpu_ci: needs a CUDA GPU and torch with CUDA ({e})", file=sys.stderr)
         return 2
+    gpu = torch.cuda.get_device_name()
+    foreign = foreign_gpu(datasets, gpu)
+    if foreign and not args.new_gpu:
+        print(
+            f"gpu_ci: this GPU is {gpu}; {len(foreign)} chosen dataset(s) were measured on another model, and a run "
+            f"here would be no check of them:\n  " + "\n  ".join(foreign) + "\nrun on that GPU, choose other "
+            "datasets (--only), or pass --new-gpu to move them to this card (their history is dropped)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from measure.cuda_compilation_pipeline import _pipeline
 
@@ -288,8 +346,11 @@ def main(argv=None) -> int:
             print(f"  {d.name}: {msg}", flush=True)
             if new is None:
                 failed.append(f"{d.name}: {msg}")
-            else:
-                drift.extend(store(d, new, write=write))
+                return
+            try:
+                drift.extend(store(d, new, write=write, new_gpu=args.new_gpu))
+            except ForeignGPU as e:
+                failed.append(f"{d.name}: {e}")
 
         for d, f in zip(untimed, side):
             settle(d, f.result())

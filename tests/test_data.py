@@ -481,6 +481,67 @@ def test_gpu_ci_writes_with_history_and_reports_flipped_targets(tmp_path):
     assert "unstable" not in render.target_cell(other, other["rows"][0], "met", "en")
 
 
+def _on(ds: dict, gpu: str | None) -> dict:
+    ds["provenance"]["gpu"] = gpu
+    return ds
+
+
+def test_gpu_ci_will_not_write_a_run_from_another_gpu_over_committed_data(tmp_path):
+    """The device pool may lend an H100 where the data is from an H200: that run is no check of the data
+    and no second opinion for its verdicts. store() refuses it and leaves the file as it was; --new-gpu
+    moves the dataset to the new card and drops the other card's history."""
+    gpu_ci = _gpu_ci()
+    metrics = {"ratio": {"unit": "×", "noise": 0.05}}
+    old = _on(data.new("art/ds", metrics, [{"case": "a", "ratio": 1.2}]), "NVIDIA H200")
+    old["sources"] = {"scripts/measure/art/ds.py": "0" * 64}
+    old["history"] = [data.summary(old)]
+    (tmp_path / "art").mkdir()
+    data.write(old, tmp_path / "art" / "ds.json")
+    before = (tmp_path / "art" / "ds.json").read_bytes()
+    new = _on(data.new("art/ds", metrics, [{"case": "a", "ratio": 1.0}]), "NVIDIA H100 80GB HBM3")
+    new["sources"] = dict(old["sources"])
+    d = registry.Dataset(name="art/ds", script="x.py")
+    with pytest.raises(
+        gpu_ci.ForeignGPU, match="measured on NVIDIA H100 80GB HBM3, but the committed data is from NVIDIA H200"
+    ):
+        gpu_ci.store(d, new, write=True, data_dir=tmp_path)
+    assert (tmp_path / "art" / "ds.json").read_bytes() == before
+    # chosen before anything is measured: the datasets whose committed data names another card
+    assert gpu_ci.foreign_gpu([d], "NVIDIA H100 80GB HBM3", data_dir=tmp_path) == [
+        "art/ds: committed data from NVIDIA H200"
+    ]
+    assert gpu_ci.foreign_gpu([d], "NVIDIA H200", data_dir=tmp_path) == []
+    # the same card: compared and written as usual, the committed run carried as history with its card
+    same = _on(data.new("art/ds", metrics, [{"case": "a", "ratio": 1.21}]), "NVIDIA H200")
+    same["sources"] = dict(old["sources"])
+    assert gpu_ci.store(d, same, write=True, data_dir=tmp_path) == []
+    kept = json.loads((tmp_path / "art" / "ds.json").read_text())
+    assert kept["history"][0]["gpu"] == "NVIDIA H200" and kept["history"][0]["rows"][0]["ratio"] == 1.2
+    # --new-gpu: replaced without comparison, and no H200 run left to read as this card's second opinion
+    moved = gpu_ci.store(d, new, write=True, data_dir=tmp_path, new_gpu=True)
+    assert len(moved) == 1 and "replaced without comparison" in moved[0]
+    written = json.loads((tmp_path / "art" / "ds.json").read_text())
+    assert written["provenance"]["gpu"] == "NVIDIA H100 80GB HBM3" and "history" not in written
+
+
+def test_a_run_on_another_gpu_is_no_second_opinion():
+    """previous_row, which the two-run verdicts and the run-to-run noise read, skips history entries that
+    record another GPU model; entries written before the field existed still count."""
+    metrics = {"ratio": {"unit": "×", "noise": 0.05}}
+    ds = _on(data.new("art/ds", metrics, [{"case": "a", "ratio": 1.0}]), "NVIDIA H200")
+    ds["sources"] = {"scripts/measure/art/ds.py": "0" * 64}
+    entry = {
+        "date": "2026-12-01",
+        "commit": "abc",
+        "sources": data.sources_digest(ds),
+        "rows": [{"case": "a", "ratio": 1.3}],
+    }
+    row = ds["rows"][0]
+    for gpu, counts in ((None, True), ("NVIDIA H200", True), ("NVIDIA H100 80GB HBM3", False)):
+        ds["history"] = [{**entry, **({"gpu": gpu} if gpu else {})}]
+        assert (data.previous_row(ds, row) is not None) is counts, gpu
+
+
 def test_value_of_a_target_reads_two_runs_like_a_table_cell(tmp_path, monkeypatch):
     """The targets tables render a target with value(): it must say "unstable" where the runs disagree,
     as a table cell does, not this run's verdict alone."""

@@ -242,14 +242,23 @@ def summary(ds: dict) -> dict:
         if figs:
             rows.append({**params_of(r, ds["metrics"]), **figs})
     p = ds["provenance"]
-    return {"date": p.get("date"), "commit": p.get("commit"), "sources": sources_digest(ds), "rows": rows}
+    entry = {"date": p.get("date"), "commit": p.get("commit"), "sources": sources_digest(ds), "rows": rows}
+    if p.get("gpu"):
+        entry["gpu"] = p["gpu"]
+    return entry
 
 
 def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
     """The same case in the run `back` entries into the dataset's history (0 = the run before this one),
-    counting only runs of the same code (same sources digest): a run of older code is no second opinion."""
+    counting only runs of the same code (same sources digest) on the same GPU model, where the entry
+    records one: a run of older code, or on another card, is no second opinion."""
     digest = sources_digest(ds)
-    hist = [h for h in ds.get("history") or [] if digest is not None and h.get("sources") == digest]
+    gpu = (ds.get("provenance") or {}).get("gpu")
+    hist = [
+        h
+        for h in ds.get("history") or []
+        if digest is not None and h.get("sources") == digest and not (gpu and h.get("gpu") and h["gpu"] != gpu)
+    ]
     if back >= len(hist):
         return None
     chosen = chosen_of(ds["name"])
