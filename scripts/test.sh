@@ -32,16 +32,14 @@ fi
 PY=${PYTHON:-python3}
 [ -d .venv ] || $PY -m venv .venv
 . .venv/bin/activate
-# --no-compile: pip does not byte-compile the ~11,000 installed .py files (about 30 s on one core here);
-# Python compiles on first import only the modules the tests import, and caches them in the venv as usual
-python -m pip install -q --disable-pip-version-check --no-compile -r requirements-test.txt
+python -m pip install -q --disable-pip-version-check -r requirements-test.txt
 # the site's own code (scripts/sitekit, scripts/measure) as an importable package: pyproject.toml
-python -m pip install -q --disable-pip-version-check --no-compile --no-deps -e .
+python -m pip install -q --disable-pip-version-check --no-deps -e .
 # the CUDA toolchain from PyPI (nvcc, ptxas, cuobjdump, nvdisasm) for the CUDA pipeline page:
 # compiling and disassembling need no GPU
-python -m pip install -q --disable-pip-version-check --no-compile -r requirements-cuda.txt
+python -m pip install -q --disable-pip-version-check -r requirements-cuda.txt
 # Intel MPI, oneMKL and the SYCL CPU runtime as wheels (about 3.3 GB) for the oneAPI page
-python -m pip install -q --disable-pip-version-check --no-compile -r requirements-oneapi.txt
+python -m pip install -q --disable-pip-version-check -r requirements-oneapi.txt
 python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
 # lint (pyproject.toml [tool.ruff]) before the long tests: a mistake shows in seconds
