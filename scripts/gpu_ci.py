@@ -14,10 +14,12 @@ sitekit/registry.py). Each is measured into a temporary file by its script, vali
 the committed file, and only then moved over it, so a failed, aborted or invalid run never replaces
 good data. The committed run becomes the new file's `history` (the last runs, small), from which the
 pages compute verdicts that must hold in two runs. With --check, data/ is left as it was unless
---write is given too. A dataset is only re-measured on the GPU model its committed data names: a run on
-another card is no check of that data and no second opinion for its verdicts, so gpu_ci refuses it before
-measuring anything, unless --new-gpu says to move the datasets to this card (their history is dropped). Datasets that do not time the GPU (artifacts, compile logs) run beside the code
+--write is given too. Datasets that do not time the GPU (artifacts, compile logs) run beside the code
 blocks; the timed ones run one at a time, alone on the GPU.
+
+A dataset is only re-measured on the GPU model its committed data names: a run on another card is no
+check of that data and no second opinion for its verdicts, so gpu_ci refuses it before measuring
+anything, unless --new-gpu says to move the datasets to this card (their history is dropped).
 """
 
 from __future__ import annotations

@@ -524,6 +524,25 @@ def test_gpu_ci_will_not_write_a_run_from_another_gpu_over_committed_data(tmp_pa
     assert written["provenance"]["gpu"] == "NVIDIA H100 80GB HBM3" and "history" not in written
 
 
+def test_gpu_ci_stops_before_measuring_on_another_gpu(tmp_path, monkeypatch, capsys):
+    """On an H100, a run of datasets measured on the H200 ends at once with exit 2, naming them; no
+    producer runs and data/ is not touched."""
+    gpu_ci = _gpu_ci()
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(gpu_ci, "measure", lambda *a: pytest.fail("a producer ran on the wrong GPU"))
+    name = "foundation/ceilings"
+    assert json.loads(data.path_of(name).read_text())["provenance"]["gpu"] == "NVIDIA H200"
+    before = data.path_of(name).read_bytes()
+    args = ["--only", name, "--no-blocks", "--check", "--log", str(tmp_path / "l"), "--report", str(tmp_path / "r")]
+    assert gpu_ci.main(args) == 2
+    err = capsys.readouterr().err
+    assert "this GPU is NVIDIA H100 80GB HBM3" in err and f"{name}: committed data from NVIDIA H200" in err
+    assert "--new-gpu" in err and data.path_of(name).read_bytes() == before
+
+
 def test_a_run_on_another_gpu_is_no_second_opinion():
     """previous_row, which the two-run verdicts and the run-to-run noise read, skips history entries that
     record another GPU model; entries written before the field existed still count."""
