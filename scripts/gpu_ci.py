@@ -130,14 +130,9 @@ class ForeignGPU(Exception):
     """A run on another GPU model than the committed data's, which store() will not write over it."""
 
 
-def gpu_of(ds: dict | None) -> str | None:
-    """The GPU model a dataset was measured on (None: not recorded, or measured without a GPU)."""
-    return ((ds or {}).get("provenance") or {}).get("gpu") or None
-
-
 def other_gpu(old: dict | None, new: dict) -> str | None:
     """Why `new` cannot be compared with `old` or carry its history: the two name different GPU models."""
-    a, b = gpu_of(old), gpu_of(new)
+    a, b = data.gpu_of(old), data.gpu_of(new)
     if a and b and a != b:
         return f"measured on {b}, but the committed data is from {a}"
     return None
@@ -149,7 +144,7 @@ def foreign_gpu(datasets, gpu: str, data_dir: Path | None = None) -> list[str]:
     for d in datasets:
         committed = (data_dir / f"{d.name}.json") if data_dir else data.path_of(d.name)
         try:
-            was = gpu_of(json.loads(committed.read_text(encoding="utf-8")))
+            was = data.gpu_of(json.loads(committed.read_text(encoding="utf-8")))
         except (OSError, ValueError):
             continue  # no committed file (or an unreadable one, which store() reports): nothing to mix with
         if was and was != gpu:

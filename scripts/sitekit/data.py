@@ -248,16 +248,22 @@ def summary(ds: dict) -> dict:
     return entry
 
 
+def gpu_of(ds: dict | None) -> str | None:
+    """The GPU model a dataset (or one of its history entries) was measured on; None if not recorded."""
+    ds = ds or {}
+    return (ds.get("provenance") or ds).get("gpu") or None
+
+
 def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
     """The same case in the run `back` entries into the dataset's history (0 = the run before this one),
     counting only runs of the same code (same sources digest) on the same GPU model, where the entry
     records one: a run of older code, or on another card, is no second opinion."""
     digest = sources_digest(ds)
-    gpu = (ds.get("provenance") or {}).get("gpu")
+    gpu = gpu_of(ds)
     hist = [
         h
         for h in ds.get("history") or []
-        if digest is not None and h.get("sources") == digest and not (gpu and h.get("gpu") and h["gpu"] != gpu)
+        if digest is not None and h.get("sources") == digest and not (gpu and gpu_of(h) and gpu_of(h) != gpu)
     ]
     if back >= len(hist):
         return None
