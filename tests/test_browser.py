@@ -422,26 +422,34 @@ def _small_figure_text(page, least: float) -> list[str]:
     return out + [f"plot {i}: {px:.1f} px" for i, px in enumerate(page.evaluate(PLOT_FONT)) if px < least - 0.05]
 
 
-@pytest.mark.parametrize("width,least", [(390, 9)])  # 1280 px (11 px): test_page_loads_clean_and_renders
-def test_diagram_text_is_readable(browser, server, width, least):
+PHONE_WIDTH, PHONE_LEAST = 390, 9  # 1280 px (11 px): test_page_loads_clean_and_renders
+
+
+@pytest.fixture(scope="module")
+def phone_page(browser):
+    """One phone-sized tab per worker, reused page after page (a new context per page cost more than
+    the split saved)."""
+    ctx = browser.new_context(viewport={"width": PHONE_WIDTH, "height": 900})
+    yield ctx.new_page()
+    ctx.close()
+
+
+# One test per page, not one that visits them all: the two pytest workers share the pages (a single
+# test visiting every figure page took 37 s of one worker's time).
+@pytest.mark.parametrize("lang,slug,path", _figure_pages(), ids=[f"{l}/{s}" for l, s, _ in _figure_pages()])
+def test_diagram_text_is_readable_on_a_phone(phone_page, server, lang, slug, path):
     """Mermaid labels and plot text at least 11 px on a desktop and 9 px on a phone: a wide diagram
     or plot scrolls sideways in its box instead of shrinking."""
-    small = []
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = ctx.new_page()
-        for lang, slug, path in _figure_pages():
-            page.goto(f"{server}/{path}", wait_until="networkidle")
-            if page.locator(".mermaid-diagram").count():
-                page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
-            small += [f"{lang}/{slug} {m}" for m in _small_figure_text(page, least)]
-            cues = page.evaluate(SCROLL_CUES)
-            assert not cues, f"{lang}/{slug} at {width} px: a box that scrolls sideways without its faded edge: {cues}"
-            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            assert overflow <= 1, f"{lang}/{slug}: the page scrolls sideways at {width} px ({overflow} px)"
-    finally:
-        ctx.close()
-    assert not small, f"diagram text below {least} px at {width} px width: {small}"
+    width, least, page = PHONE_WIDTH, PHONE_LEAST, phone_page
+    page.goto(f"{server}/{path}", wait_until="networkidle")
+    if page.locator(".mermaid-diagram").count():
+        page.wait_for_selector("body[data-diagrams=rendered]", timeout=20000)
+    small = _small_figure_text(page, least)
+    cues = page.evaluate(SCROLL_CUES)
+    assert not cues, f"{lang}/{slug} at {width} px: a box that scrolls sideways without its faded edge: {cues}"
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"{lang}/{slug}: the page scrolls sideways at {width} px ({overflow} px)"
+    assert not small, f"{lang}/{slug}: diagram text below {least} px at {width} px width: {small}"
 
 
 def test_no_raw_diagram_source_before_mermaid_loads(browser, server):
