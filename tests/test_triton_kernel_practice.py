@@ -938,9 +938,10 @@ def test_epilogue_sentences_hold_in_this_run_and_the_one_before():
     """The fused-epilogue section says: the fused kernel is ahead of eager, of torch.compile's default
     mode and of our own unfused chain at every shape; the GELU pass costs eager most at the shortest
     GEMM (K = 1024); torch.compile is no faster than eager in bf16 at 8192 x 4096 x 1024; at the two K = 4096
-    shapes cuBLASLt's one-kernel bias + GELU epilogue is within 5 % of ours, the epilogue costs each a
-    similar share of its own GEMM, and the two plain GEMMs are level within noise (at K = 1024 the page
-    claims no parity and renders both runs' ranges); eager,
+    shapes cuBLASLt's one-kernel bias + GELU epilogue is within 5 % of ours (how that splits between GEMM and
+    epilogue, and the plain GEMMs' speeds, the page renders as both runs' ranges without a claim: on
+    2026-12-05 cuBLAS's plain fp16 4096^3 GEMM ran 2 % ahead of ours in one run and 10 % in the next; at
+    K = 1024 the page claims no parity and renders both runs' ranges); eager,
     our unfused chain, compile and cuBLASLt launch 2, 3, 2 and 1 kernels. Checked on the latest run and
     on the run before it."""
     from sitekit import data as sd
@@ -971,13 +972,6 @@ def test_epilogue_sentences_hold_in_this_run_and_the_one_before():
         for dt in ("fp16", "bf16"):
             eager = {s: cell[dt, s, "eager"]["over_floor"] for s in shapes}
             assert max(eager, key=eager.get) == "8192x4096x1024", (dt, eager)
-            for s in shapes:
-                if cell[dt, s, "fused"]["K"] != 4096:
-                    continue
-                fused, lt = cell[dt, s, "fused"], cell[dt, s, "addmm_gelu"]
-                assert abs(fused["over_floor"] - lt["over_floor"]) <= noise, (dt, s, fused, lt)
-                gemms = cell[dt, s, "cublas_gemm"]["ratio_fused"] / cell[dt, s, "ours_gemm"]["ratio_fused"]
-                assert abs(gemms - 1) <= noise, (dt, s, gemms)
         slow = cell["bf16", "8192x4096x1024", "compiled"]["ratio_fused"]
         assert slow <= cell["bf16", "8192x4096x1024", "eager"]["ratio_fused"] * (1 + noise), slow
 
