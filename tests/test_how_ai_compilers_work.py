@@ -274,8 +274,8 @@ def test_search_budget_replay_and_claims(tmp_path):
     assert abs(rnd["aic_median_ratio"] - lrn["aic_median_ratio"]) < noise
     # "the learned model buys reliability (fewer bad draws)"
     assert lrn["aic_p_within5"] > rnd["aic_p_within5"] and lrn["aic_p90_ratio"] <= rnd["aic_p90_ratio"]
-    # "24 random draws catch one of them with probability ..., so random search misses the band often
-    # (between 0.3 and 0.8)": 0.43 with 3 configs in the band (2026-12-04), 0.68 with 6 (2026-12-05)
+    # "24 random draws catch one of them with probability ..., so random search can still miss the band
+    # (between 30 % and 80 %)": 0.43 with 3 configs in the band (2026-12-04), 0.68 with 6 (2026-12-05)
     assert 0.3 <= rnd["aic_p_within5"] <= 0.8
     # "the median best of 24 random draws is ... the best, since the configs just outside that band are
     # close behind it": within 10 %
