@@ -605,9 +605,14 @@ def test_softmax_dispatcher_switches_where_the_sweep_says():
             assert default["tbps"] >= fused["tbps"], f"N={N}: the fused kernel is faster than the streamed default"
 
 
-# sources digests of runs whose code differs from today's only on the host side (argument checks added to
-# linear.py's wrappers on 2026-12-04, listed then in data/stale.yml as "the kernels are unchanged")
-HOST_SIDE_ONLY = {"inference_gemm": ("20637d3ed5267682",), "fp8_gemm": ("7c0069c42ced8732",)}
+# sources digests of runs whose code differs from today's only on the host side: argument checks added to
+# linear.py's wrappers on 2026-12-04 (listed then in data/stale.yml as "the kernels are unchanged"), and on
+# 2026-12-05 the plans' launch, which now calls the compiled kernel's launcher directly (the kernels, their
+# settings and their arguments are the same; test_linear_calls_the_launcher_as_tritons_runner_does)
+HOST_SIDE_ONLY = {
+    "inference_gemm": ("20637d3ed5267682", "da043a693aeeb243"),
+    "fp8_gemm": ("7c0069c42ced8732", "4daa57e2721c2cc0"),
+}
 
 
 @pytest.mark.parametrize(
@@ -722,6 +727,21 @@ class _FakeCompiled:
 
         return run
 
+    function, packed_metadata = object(), object()
+
+    @property
+    def run(self):
+        """The launcher, called as CompiledKernel.__getitem__'s runner calls it in Triton 3.6: the grid, the
+        stream, the function handle, the packed metadata, the launch metadata and two hooks, then the
+        kernel's arguments."""
+
+        def launch(gx, gy, gz, stream, function, metadata, launch_metadata, enter_hook, exit_hook, *args):
+            assert stream == "stream" and function is self.function and metadata is self.packed_metadata
+            assert launch_metadata is None and enter_hook is None and exit_hook is None
+            self[(gx, gy, gz)](*args)
+
+        return launch
+
 
 class _Warmable:
     def __init__(self, kernel):
@@ -729,6 +749,21 @@ class _Warmable:
 
     def warmup(self, *args, grid, num_warps=4, num_stages=3, **consts):
         return _FakeCompiled(self.kernel)
+
+
+def test_linear_calls_the_launcher_as_tritons_runner_does():
+    """linear()'s plans call the compiled kernel's launcher themselves (_run in linear.py), with the
+    arguments Triton's own runner passes it: this holds the installed Triton to that convention, so an
+    upgrade that changes it fails here instead of launching with misplaced arguments."""
+    from triton.compiler.compiler import CompiledKernel
+
+    runner = " ".join(inspect.getsource(CompiledKernel.__getitem__).split())
+    assert (
+        "self.run(grid[0], grid[1], grid[2], stream, self.function, self.packed_metadata, launch_metadata, "
+        "knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook, *args)" in runner
+    ), runner
+    src = inspect.getsource(lin._run)
+    assert "launcher(*grid, _stream(dev), function, meta, None, None, None, *args, *tail)" in src
 
 
 def test_compiled_launch_paths_pass_arguments_in_signature_order(monkeypatch):
@@ -739,6 +774,7 @@ def test_compiled_launch_paths_pass_arguments_in_signature_order(monkeypatch):
     monkeypatch.setattr(lin, "linear_kernel", _Warmable(lin.linear_kernel))
     monkeypatch.setattr(lin, "linear_tma_kernel", _Warmable(lin.linear_tma_kernel))
     monkeypatch.setattr(lin, "_PLANS", {})
+    monkeypatch.setattr(lin, "_stream", lambda device: "stream")
     for dtype in (torch.float16, torch.bfloat16):
         for M, N, K, split in ((3, 40, 96, 1), (19, 33, 200, 3)):
             for tma in (False, True):

@@ -224,6 +224,7 @@ def _scratch(device, ws_elems: int, tiles: int):
 
 
 FP8 = (torch.float8_e4m3fn,)
+_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)   # the current stream, as Triton's driver asks for it
 
 
 def _check(x, w, x_scale, w_scale):
@@ -335,7 +336,7 @@ def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
         desc[0].base = desc[1].base = None
     plan = dict(M=M, N=N, K=K, ws=ws, cnt=cnt, scale=scale, split_tiles=split_tiles, grid=(tiles, n_split, 1),
                 out_dtype=out_dtype or (torch.bfloat16 if x.dtype in FP8 else x.dtype), tma=tma, desc=desc,
-                consts=consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], runner=None, streamk=False)
+                consts=consts, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], launch=None, streamk=False)
     if cfg.get("STREAM_K"):
         plan.update(streamk=True, **_plan_streamk(x, w, cfg, out_dtype))
     return plan
@@ -374,11 +375,17 @@ def _run(plan, x, w, x_scale, w_scale):
         kernel[plan["grid"]](*args, **consts, num_warps=plan["num_warps"], num_stages=plan["num_stages"])
         return y
     try:
-        if plan["runner"] is None:                   # first call: the JIT compiles (or loads) the kernel
+        if plan["launch"] is None:                   # first call: the JIT compiles (or loads) the kernel
             compiled = kernel.warmup(*args, **consts, num_warps=plan["num_warps"],
                                      num_stages=plan["num_stages"], grid=plan["grid"])
-            plan["runner"] = compiled[plan["grid"]]
-        plan["runner"](*args, *consts.values())      # the compiled kernel; constexprs positional, in order
+            launcher = compiled.run                  # loads the cubin, sets compiled.function
+            plan["launch"] = (launcher, compiled.function, compiled.packed_metadata, x.device.index,
+                              plan["grid"], tuple(consts.values()))
+        launcher, function, meta, dev, grid, tail = plan["launch"]
+        # What compiled[grid](*args) does on every call, without its lookups of the current device, the
+        # launch metadata and the launch hooks (none are passed: tools that rely on Triton's launch hooks
+        # do not see these launches). Constexprs go last, positional, in signature order.
+        launcher(*grid, _stream(dev), function, meta, None, None, None, *args, *tail)
     finally:
         if plan["tma"] and plan["desc"] is not None:  # the launch has read the addresses: hold no tensor
             plan["desc"][0].base = plan["desc"][1].base = None
