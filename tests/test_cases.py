@@ -88,6 +88,10 @@ COVERED = {
         "tests/test_triton_getting_started_ptx.py::test_ptx_table_matches",
         '"ptx.py"',
     ),
+    "triton_deep_dive/lbm_3d": (  # the full run, ~9 s
+        "tests/test_triton_deep_dive.py::test_3d_validation_regenerates_within_its_noise",
+        "scripts/measure/triton_deep_dive/lbm_3d.py",
+    ),
     "triton_kernel_practice/resources": (  # ignores --quick; the full run takes ~20 s
         "tests/test_triton_kernel_practice.py::test_resources_dataset_regenerates",
         "scripts/measure/triton_kernel_practice/resources.py",

@@ -69,6 +69,10 @@ TEXT = {
         "en": "targets judged on this run alone: the next GPU CI run confirms each or marks it unstable",
         "zh": "达标与否目前只依据本次运行：下一次 GPU CI 运行会确认，或标为不稳定",
     },
+    "one_run_cpu": {
+        "en": "targets judged on this run alone: the next run of its producer confirms each or marks it unstable",
+        "zh": "达标与否目前只依据本次运行：生成脚本下一次运行时会确认，或标为不稳定",
+    },
     "unstable": {"en": "unstable", "zh": "不稳定"},
     "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
     "this_run": {"en": "this run", "zh": "本次"},
@@ -315,7 +319,8 @@ def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, s
     prov = provenance_line(ds, lang)
     targets = [c for c in cols if c.startswith("met") and any(isinstance(r.get(c), bool) for r in rows)]
     if targets and not any(previous_row(ds, r) for r in rows):
-        prov = prov.replace("</p>", f' · <span class="runs">{_t("one_run", lang)}</span></p>')
+        once = "one_run" if ds["provenance"].get("gpu") else "one_run_cpu"  # a CPU dataset: GPU CI never runs it
+        prov = prov.replace("</p>", f' · <span class="runs">{_t(once, lang)}</span></p>')
     return "\n".join([head, align, *body, "", prov])
 
 

@@ -13,6 +13,9 @@ python snippets/triton_deep_dive/solve.py --case cavity --re 100 --n 32 --tol 1e
 # --8<-- [start:refuse]
 python snippets/triton_deep_dive/solve.py --case cavity --re 1000 --n 32 2>&1 || echo "exit status $?"
 # --8<-- [end:refuse]
+# --8<-- [start:lbm_3d]
+python snippets/triton_deep_dive/lbm_3d.py        # about 5 s on a CPU (the PyTorch step), less on a GPU
+# --8<-- [end:lbm_3d]
 # --8<-- [start:measure]
 python scripts/measure/triton_deep_dive/attention.py      # about a minute on the H200
 python scripts/measure/triton_deep_dive/lbm_speed.py      # includes two torch.compile builds
