@@ -305,3 +305,17 @@ def test_partial_command_detection():
     assert data.options_given({"provenance": {"command": "python x.py --mode cold"}}, CASE_ARGS, NEUTRAL_ARGS) == []
     assert data.is_quick({"provenance": {"command": "python x.py --smoke"}})
     assert not data.is_quick({"provenance": {"command": "python x.py --rounds 7"}})
+
+
+def test_cpu_datasets_with_targets_are_regenerated_in_full():
+    """A CPU dataset's table says that the suite runs its producer again and fails on drift or a flipped target
+    (sitekit.render, "one_run_cpu"): that holds only for the producers a COVERED test regenerates in full."""
+    for name, ds in CPU.items():
+        committed = DATA / f"{name}.json"
+        if not committed.is_file():
+            continue
+        metrics = json.loads(committed.read_text(encoding="utf-8"))["metrics"]
+        if any(m.get("unit") == "bool" for m in metrics.values()):
+            assert name in COVERED, (
+                f"{name}: a CPU dataset with targets must be regenerated in full by a test (COVERED)"
+            )

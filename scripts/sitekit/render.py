@@ -70,8 +70,9 @@ TEXT = {
         "zh": "达标与否目前只依据本次运行：下一次 GPU CI 运行会确认，或标为不稳定",
     },
     "one_run_cpu": {
-        "en": "targets judged on this run alone: the next run of its producer confirms each or marks it unstable",
-        "zh": "达标与否目前只依据本次运行：生成脚本下一次运行时会确认，或标为不稳定",
+        "en": "targets judged on this run: a CPU dataset, whose producer the test suite runs again on every CI run, "
+        "failing if a figure drifts beyond its noise or a target flips",
+        "zh": "达标与否依据本次运行：这是 CPU 数据集，每次 CI 测试都会重跑生成脚本，数值超出噪声或达标结论翻转即失败",
     },
     "unstable": {"en": "unstable", "zh": "不稳定"},
     "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
