@@ -82,8 +82,8 @@ if __name__ == "__main__":
     print(f"shear wave between z walls, n = 16, 32: error {errs[0]:.2e}, {errs[1]:.2e}, "
           f"order {math.log2(errs[0] / errs[1]):.2f}")
     assert errs[1] < 0.01 and 1.8 < math.log2(errs[0] / errs[1]) < 2.2, errs
-    dev, drift, _ = couette(16, backend=backend)
-    print(f"Couette flow under the lid, n = 16: largest deviation from u_lid y / n {dev:.1e} lid units "
+    dev, drift, _ = couette(8, backend=backend)
+    print(f"Couette flow under the lid, n = 8: largest deviation from u_lid y / n {dev:.1e} lid units "
           f"(total mass changed by {drift:+.1e})")
     assert dev < 1e-3, dev
     tg = {p: taylor_green_plane(32, p, backend=backend) for p in ("xy", "xz", "yz")}
