@@ -1396,6 +1396,14 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     shear = [r for r in rows if r["case"] == "shear_wave"]
     rates = [r["mass_drift"] / r["steps"] for r in shear]  # the page: the mass grows in proportion to the steps
     assert all(d > 0 for d in rates) and max(rates) < 1.5 * min(rates), rates
+    # the page: the fp64 run with fp32-rounded weights gains omega * (sum of the weights - 1) per step, about what the
+    # fp32 run gains; with exact weights it keeps its mass to fp64 round-off
+    excess = next(r["weights_sum_excess"] for r in rows if r["case"] == "d3q19_weights_fp32")
+    w32 = next(r for r in rows if r["case"] == "shear_wave_fp64_fp32_w")
+    exact = next(r for r in rows if r["case"] == "shear_wave_fp64_exact_w")
+    fp32 = next(r for r in shear if r["n"] == 32)
+    assert abs(w32["mass_drift_fp64"] / (excess / 0.8 * w32["steps"]) - 1) < 0.05, (w32, excess)
+    assert abs(w32["mass_drift_fp64"] / fp32["mass_drift"] - 1) < 0.2 and abs(exact["mass_drift_fp64"]) < 1e-10
     couette = next(r for r in rows if r["case"] == "couette")
     # the profile falls behind by about the mass the fp32 rounding has added (the lid term assumes density 1)
     assert couette["deviation"] < 1e-3 and 0.5 < couette["deviation"] / couette["mass_drift"] < 2, couette
