@@ -591,7 +591,7 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
     # the ping-pong kernel: 4 + 4 + 1 warps (12 allocated), launched at MAXNREG registers per thread, and the
     # PTX moves registers from the loader to the consumers (setmaxnreg to LOADER_REGS and CONSUMER_REGS)
     # (its loop over row blocks keeps a few scalars on the stack: at most 16 bytes, and 32 with the last wave
-    # cut, whose items carry their key range and slot too; the page states both)
+    # cut, whose loop carries more scalars; the page states both)
     for D, causal, heads, split, spill, overlap_waits, serialized, warps, regs, consumer, loader in pingpong:
         assert spill <= (32 if split else 16) and overlap_waits >= 1 and serialized == 0, (D, causal, heads, split, spill, overlap_waits)
         assert (warps, regs, consumer, loader) == (12, 168, 1, 1), (D, causal, heads, split, warps, regs, consumer)

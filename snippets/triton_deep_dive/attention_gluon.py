@@ -653,6 +653,8 @@ def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides)
         cfg = {**PINGPONG_CONFIGS.get((D, bool(causal)), PINGPONG_DEFAULT), **overrides}
         persistent = cfg.pop("PERSISTENT")
         split = cfg.pop("SPLIT_TAIL", False)
+        if split and (causal or not persistent) and "SPLIT_TAIL" not in overrides:
+            split = False                     # the table's cut, with PERSISTENT=False asked for: no last wave
         if split and (causal or not persistent):
             raise ValueError("forward_pingpong: SPLIT_TAIL cuts the last wave of the persistent kernel; it needs "
                              "PERSISTENT=True and full (non-causal) attention, whose row blocks all cost the same")
