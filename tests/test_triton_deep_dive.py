@@ -532,22 +532,17 @@ for ((D, causal), cfg), heads in itertools.product(ag.FA3_CONFIGS.items(), (Fals
     print("fa3", D, int(causal), int(heads), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
           int("C7514" in warn), u["smem_bytes"], *counts, u["regs"])
 # the table's settings, and PINGPONG_DEFAULT (what forward_pingpong takes where the table has none)
-# ... and the kernel with its last wave cut (SPLIT), at both head dims, whether or not the table takes it
 settings = list(ag.PINGPONG_CONFIGS.items()) + [((64, c), ag.PINGPONG_DEFAULT) for c in (False, True)]
-settings += [((D, False), {{**ag.PINGPONG_CONFIGS[(D, False)], "SPLIT_TAIL": True}}) for D in (64, 128)]
 for ((D, causal), cfg), heads in itertools.product(settings, (False, True)):
     def desc(rows):
         box = [1, 1, rows, D] if heads else [rows, D]
         return f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
-    split = cfg.get("SPLIT_TAIL", False)
-    cfg = {{k: v for k, v in cfg.items() if k not in ("PERSISTENT", "SPLIT_TAIL")}}   # the grid, not kernel constants
-    const = dict(HEAD_DIM=D, CAUSAL=causal, HEADS=heads, CONSUMER_REGS=ag.CONSUMER_REGS, LOADER_REGS=ag.LOADER_REGS,
-                 SPLIT=split, **cfg)
+    cfg = {{k: v for k, v in cfg.items() if k != "PERSISTENT"}}   # the grid's size, not a kernel constant
+    const = dict(HEAD_DIM=D, CAUSAL=causal, HEADS=heads, CONSUMER_REGS=ag.CONSUMER_REGS, LOADER_REGS=ag.LOADER_REGS, **cfg)
     box = [1, 1, cfg["BLOCK_M"], D]   # O: always a 4-D descriptor
     o_desc = f"tensordesc<fp16{{box}},{{gl.NVMMASharedLayout.get_default_for(box, gl.float16)!r}}>"
     sig = {{"q_desc": desc(cfg["BLOCK_M"]), "k_desc": desc(cfg["BLOCK_N"]), "v_desc": desc(cfg["BLOCK_N"]), "o_desc": o_desc,
-           "LSE": "*fp32", "WS_O": "*fp32", "WS_ML": "*fp32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32",
-           "qk_scale": "fp32", "n_items": "i32", "n_dp": "i32", "SPLITS": "i32"}}
+           "LSE": "*fp32", "HQ": "i32", "GROUP": "i32", "N_CTX": "i32", "qk_scale": "fp32", "n_tiles": "i32"}}
     sig.update({{n: "constexpr" for n in const}})
     u = measure.sm90_compile(ag.attn_fwd_pingpong, sig, const, {{}}, 4, 1, gluon=True, maxnreg=ag.MAXNREG)
     with open("pp.ptx", "w") as f:
@@ -555,7 +550,7 @@ for ((D, causal), cfg), heads in itertools.product(settings, (False, True)):
     warn = subprocess.run([get_ptxas(90).path, "-v", "-arch=sm_90a", "pp.ptx", "-o", "pp.cubin"],
                           capture_output=True, text=True).stderr
     regs = sorted(set(int(n) for n in re.findall(r"setmaxnreg\\.(?:inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", u["ptx"])))
-    print("pingpong", D, int(causal), int(heads), int(split), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
+    print("pingpong", D, int(causal), int(heads), u["spill_bytes"], u["ptx"].count("wgmma.wait_group.sync.aligned 1;"),
           int("C7514" in warn), u["num_warps"], u["regs"], int(ag.CONSUMER_REGS in regs), int(ag.LOADER_REGS in regs))
 """
 
@@ -580,7 +575,7 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
     lines = [line.split() for line in out.stdout.split("\n") if line.strip()]
     fa3 = [[int(x) for x in line[1:]] for line in lines if line[0] == "fa3"]
     pingpong = [[int(x) for x in line[1:]] for line in lines if line[0] == "pingpong"]
-    assert len(fa3) == 8 and len(pingpong) == 2 * (len(_gluon_table("PINGPONG_CONFIGS")) + 4) > 8, out.stdout
+    assert len(fa3) == 8 and len(pingpong) == 2 * (len(_gluon_table("PINGPONG_CONFIGS")) + 2) > 4, out.stdout
     same = {}
     for D, causal, heads, spill, overlap_waits, serialized, *resources in fa3:
         assert spill == 0 and overlap_waits >= 1 and serialized == 0, (D, causal, heads, spill, overlap_waits)
@@ -590,12 +585,10 @@ def test_gluon_fa3_compiles_with_its_wgmma_overlap_intact(tmp_path):
         assert abs(rows[-1] - heads[-1]) <= 8, (key, "registers", rows[-1], heads[-1])
     # the ping-pong kernel: 4 + 4 + 1 warps (12 allocated), launched at MAXNREG registers per thread, and the
     # PTX moves registers from the loader to the consumers (setmaxnreg to LOADER_REGS and CONSUMER_REGS)
-    # (its loop over row blocks keeps a few scalars on the stack: at most 16 bytes, and 32 with the last wave
-    # cut, whose loop carries more scalars; the page states both)
-    for D, causal, heads, split, spill, overlap_waits, serialized, warps, regs, consumer, loader in pingpong:
-        assert spill <= (32 if split else 16) and overlap_waits >= 1 and serialized == 0, (D, causal, heads, split, spill, overlap_waits)
-        assert (warps, regs, consumer, loader) == (12, 168, 1, 1), (D, causal, heads, split, warps, regs, consumer)
-    assert {p[3] for p in pingpong} == {0, 1}, "the kernel was compiled with and without its last wave cut"
+    # (its tile loop keeps a few scalars on the stack: at most 16 bytes, which the page states)
+    for D, causal, heads, spill, overlap_waits, serialized, warps, regs, consumer, loader in pingpong:
+        assert spill <= 16 and overlap_waits >= 1 and serialized == 0, (D, causal, heads, spill, overlap_waits)
+        assert (warps, regs, consumer, loader) == (12, 168, 1, 1), (D, causal, heads, warps, regs, consumer, loader)
 
 
 def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
@@ -629,50 +622,6 @@ def test_gluon_fa3_refuses_the_interpreter_and_bad_inputs():
         assert shape.startswith("ValueError") and "k and v must have shape" in shape, shape
     assert refusals[4].startswith("ValueError") and "k and v must have shape" in refusals[4], refusals[4]
     assert same == "same True", same
-
-
-def test_last_wave_is_cut_only_where_it_leaves_sms_idle_and_the_slices_merge_exactly():
-    """tail_split cuts the row blocks of a ragged last wave into slices along the keys (as many as there are
-    programs per block, at most one per key tile), and nothing else; merge_splits (plain Triton, run
-    here in the interpreter) combines slices that hold acc, m and l as the ping-pong consumers write them
-    into the fp32 reference's O and log2-domain lse, into a token-major O, leaving other rows alone."""
-    code = (
-        "import math, torch, attention as fa, attention_gluon as ag\n"
-        "print([ag.tail_split(*a) for a in ((4096, 132, 128), (4096, 128, 128), (200, 132, 32), (136, 132, 8), (5, 132, 4))])\n"
-        "try:\n    ag.tail_split(10, 0, 4)\nexcept ValueError as e:\n    print(e)\n"
-        "torch.manual_seed(0)\n"
-        "B, H, N, D, ROWS, BN = 2, 3, 300, 64, 128, 64\n"
-        "q, k, v = (torch.randn(B, H, N, D) for _ in range(3))\n"
-        "n_m = math.ceil(N / ROWS); n_tiles = B * H * n_m; n_kv = math.ceil(N / BN)\n"
-        "n_dp, S = ag.tail_split(n_tiles, 16, n_kv)\n"
-        "tail = n_tiles - n_dp\n"
-        "ws_o = torch.zeros(tail * S, ROWS, D); ws_ml = torch.zeros(tail * S, 2, ROWS)\n"
-        "for r in range(tail):\n"
-        "    bh, pm = divmod(n_dp + r, n_m); rows = slice(pm * ROWS, min(N, (pm + 1) * ROWS))\n"
-        "    qq = torch.zeros(ROWS, D); qq[: rows.stop - rows.start] = q.view(B * H, N, D)[bh, rows]\n"
-        "    for s in range(S):\n"
-        "        lo, hi = s * n_kv // S * BN, min(N, (s + 1) * n_kv // S * BN)\n"
-        "        sc = qq @ k.view(B * H, N, D)[bh, lo:hi].T * D ** -0.5 * fa.LOG2E\n"
-        "        m = sc.max(1).values; p = torch.exp2(sc - m[:, None])\n"
-        "        ws_o[r * S + s] = p @ v.view(B * H, N, D)[bh, lo:hi]; ws_ml[r * S + s] = torch.stack((m, p.sum(1)))\n"
-        "o = torch.full((B, N, H, D), 7.0).transpose(1, 2); lse = torch.full((B, H, N), 7.0)\n"
-        "ag.merge_splits[(tail, ROWS // ag.MERGE_ROWS)](ws_o, ws_ml, o, lse, o.stride(0), o.stride(1), o.stride(2),\n"
-        "                                            n_dp, S, H, N, ROWS=ROWS, MROWS=ag.MERGE_ROWS, HEAD_DIM=D)\n"
-        "s_ref = q @ k.transpose(-1, -2) * D ** -0.5\n"
-        "ref, ref_lse = torch.softmax(s_ref, -1) @ v, torch.logsumexp(s_ref, -1) * fa.LOG2E\n"
-        "done = torch.zeros(B * H, N, dtype=torch.bool)\n"
-        "for r in range(tail):\n"
-        "    bh, pm = divmod(n_dp + r, n_m); done[bh, pm * ROWS:(pm + 1) * ROWS] = True\n"
-        "done = done.view(B, H, N)\n"
-        "print(n_dp, S, tail, (o - ref)[done].abs().max().item() < 1e-5, (lse - ref_lse)[done].abs().max().item() < 1e-5,\n"
-        "      bool((o[~done] == 7).all() and (lse[~done] == 7).all()))\n"
-    )
-    lines = _interpreted(code).stdout.strip().split("\n")
-    # (5 blocks on 132 programs: all five are the last wave; forward_pingpong launches min(blocks, SMs) programs)
-    assert lines[0] == "[(4092, 33), (4096, 1), (200, 1), (132, 8), (0, 4)]", lines
-    assert lines[1] == "tail_split: n_tiles, programs and n_kv must be positive, got 10, 0, 4", lines
-    # 2 * 3 * 3 = 18 row blocks on 16 programs: the last 2 are cut into 5 slices (5 key tiles each)
-    assert lines[2] == "16 5 2 True True True", lines
 
 
 def test_gluon_wrappers_refuse_head_dims_they_have_no_setting_for_and_the_interpreter():
@@ -1028,8 +977,7 @@ def test_forward_gluon_takes_the_pingpong_kernel_where_the_sweep_says_it_is_fast
                 assert (d, causal) not in table, (d, causal, best_pp, best_fa3)
             if (d, causal) in table:
                 cfg = table[(d, causal)]
-                launch = "split" if cfg.get("SPLIT_TAIL") else "yes" if cfg["PERSISTENT"] else "no"
-                key = (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["STAGES"], launch)
+                key = (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["STAGES"], "yes" if cfg["PERSISTENT"] else "no")
                 mine = [r for r in pp if (r["BLOCK_M"], r["BLOCK_N"], r["STAGES"], r.get("persistent")) == key]
                 assert mine and mine[0]["tflops"] >= (1 - noise) * best_pp, (d, causal, cfg)
 

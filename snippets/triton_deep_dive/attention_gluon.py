@@ -20,7 +20,6 @@ import math
 
 import torch
 import triton
-import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
@@ -336,54 +335,28 @@ def _block_coords(tile, HQ, GROUP, N_CTX, BLOCK_M: gl.constexpr, BLOCK_N: gl.con
     return pid_m, b, h, hk, bh * N_CTX, (b * (HQ // GROUP) + hk) * N_CTX, n_blocks, mask_from
 
 
+# Every partition walks the same row blocks: tile = program_id, program_id + programs, ... With one program
+# per row block that is one block each; with one program per SM the kernel is persistent, and the loader
+# fetches the next block's Q, K and V while the consumers finish this one. Ring slots and phases count K/V
+# tiles over all the blocks a program has visited (it), turns likewise (t).
 @gluon.jit
-def _item_coords(item, n_dp, SPLITS, HQ, GROUP, N_CTX, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                 CAUSAL: gl.constexpr, SPLIT: gl.constexpr):
-    """Work item `item` -> _block_coords of its row block, plus the key tiles [lo, hi) it visits and `part`:
-    -1 for a whole row block, else where its partial result goes. Without SPLIT every item is a whole row
-    block. With SPLIT (full attention only), items 0 .. n_dp - 1 are the first n_dp row blocks, and each of the
-    last row blocks, the ones that would leave most SMs idle in a last wave, is cut into SPLITS items along
-    its key tiles: item n_dp + part covers row block n_dp + part // SPLITS, slice part % SPLITS."""
-    tile = item
-    part = -1
-    if SPLIT:
-        if item >= n_dp:
-            part = item - n_dp
-            tile = n_dp + part // SPLITS
-    pid_m, b, h, hk, q_base, kv_base, n_blocks, mask_from = _block_coords(tile, HQ, GROUP, N_CTX, BLOCK_M, BLOCK_N,
-                                                                         CAUSAL)
-    lo = 0
-    hi = n_blocks
-    if SPLIT:
-        if part >= 0:
-            lo = (part % SPLITS) * n_blocks // SPLITS
-            hi = (part % SPLITS + 1) * n_blocks // SPLITS
-    return pid_m, b, h, hk, q_base, kv_base, lo, hi, mask_from, part
-
-
-# Every partition walks the same work items: item = program_id, program_id + programs, ... (a row block, or
-# with SPLIT a slice of one: _item_coords). With one program per row block that is one block each; with one
-# program per SM the kernel is persistent, and the loader fetches the next item's Q, K and V while the
-# consumers finish this one. Ring slots and phases count K/V tiles over all the items a program has visited
-# (it), turns likewise (t).
-@gluon.jit
-def _load_partition(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, HQ, GROUP, N_CTX, n_items, n_dp, SPLITS,
+def _load_partition(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, HQ, GROUP, N_CTX, n_tiles,
                     BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-                    HEADS: gl.constexpr, SPLIT: gl.constexpr):
+                    HEADS: gl.constexpr):
     """One warp, 24 registers: a block's Q for both consumers (once both are done with the last one), then
     K_i and V_i into ring slot it % STAGES as soon as both consumers have released what the slot held (its
     `empty` barrier counts 2 arrivals)."""
     q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn = bars
     it = 0
     n_done = 0
-    for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
-        pid_m, b, h, hk, q_base, kv_base, lo, hi, mask_from, part = _item_coords(item, n_dp, SPLITS, HQ, GROUP, N_CTX,
-                                                                                 BLOCK_M, BLOCK_N, CAUSAL, SPLIT)
+    for tile in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+        pid_m, b, h, hk, q_base, kv_base, n_blocks, mask_from = _block_coords(tile, HQ, GROUP, N_CTX, BLOCK_M,
+                                                                             BLOCK_N, CAUSAL)
         for c in gl.static_range(2):
             mbarrier.wait(q_empty.index(c), (n_done & 1) ^ 1)  # a fresh barrier counts as phase 1 done
             mbarrier.expect(q_ready.index(c), q_desc.block_type.nbytes)
             _load(q_desc, q_ready.index(c), q_smem.index(c), b, h, q_base, (2 * pid_m + c) * BLOCK_M, HEADS)
-        for i in range(lo, hi):
+        for i in range(n_blocks):
             slot = it % STAGES
             free = ((it // STAGES) & 1) ^ 1
             mbarrier.wait(k_empty.index(slot), free)
@@ -409,10 +382,9 @@ def _pass_turn(turn, WG: gl.constexpr):
 
 
 @gluon.jit
-def _consumer(q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, q_smem, k_smem, v_smem, o_smem, bars, HQ, GROUP,
-              N_CTX, qk_scale, n_items, n_dp, SPLITS, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
-              BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr,
-              SPLIT: gl.constexpr):
+def _consumer(q_desc, k_desc, v_desc, o_desc, LSE, q_smem, k_smem, v_smem, o_smem, bars, HQ, GROUP, N_CTX,
+              qk_scale, n_tiles, WG: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr,
+              BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr):
     """One warpgroup, BLOCK_M query rows of each block: step 4's loop order (S_{j+1} and P_j V_j in flight
     together), with slots released by mbarrier arrives instead of CTA barriers, and every group of wgmma
     issued in this consumer's turn. O is rescaled before the turn is taken: no wgmma writes it then, and
@@ -433,10 +405,9 @@ def _consumer(q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, q_smem, k_smem, 
     it = 0
     t = 0
     n_done = 0
-    for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
-        pid_m, b, h, hk, q_base, kv_base, lo, hi, mask_from, part = _item_coords(item, n_dp, SPLITS, HQ, GROUP, N_CTX,
-                                                                                 BLOCK_M, BLOCK_N, CAUSAL, SPLIT)
-        n_blocks = hi - lo
+    for tile in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+        pid_m, b, h, hk, q_base, kv_base, n_blocks, mask_from = _block_coords(tile, HQ, GROUP, N_CTX, BLOCK_M,
+                                                                             BLOCK_N, CAUSAL)
         row0 = (2 * pid_m + WG) * BLOCK_M
         rows = row0 + gl.arange(0, BLOCK_M, layout=row_s)
         m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, row_s)
@@ -453,8 +424,8 @@ def _consumer(q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, q_smem, k_smem, 
         s = warpgroup_mma_wait(0, deps=(s,))
         mbarrier.arrive(k_empty.index(slot), count=1)          # this consumer is done with K_0
         mbarrier.arrive(q_empty.index(WG), count=1, pred=n_blocks == 1)   # ... and with Q, if K_0 was the last
-        if lo >= mask_from:
-            p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, lo * BLOCK_N + cols0, N_CTX, True, CAUSAL)
+        if mask_from == 0:
+            p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, True, CAUSAL)
         else:
             p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
         for j in range(0, n_blocks - 1):
@@ -472,9 +443,9 @@ def _consumer(q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, q_smem, k_smem, 
             s = warpgroup_mma_wait(1, deps=(s,))
             mbarrier.arrive(k_empty.index(kn), count=1)
             mbarrier.arrive(q_empty.index(WG), count=1, pred=j == n_blocks - 2)   # the block's last read of Q
-            if lo + j + 1 >= mask_from:
-                p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, (lo + j + 1) * BLOCK_N + cols0,
-                                                   N_CTX, True, CAUSAL)
+            if j + 1 >= mask_from:
+                p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, (j + 1) * BLOCK_N + cols0, N_CTX,
+                                                   True, CAUSAL)
             else:
                 p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, qk_scale, rows, cols0, N_CTX, False, CAUSAL)
             acc = warpgroup_mma_wait(0, deps=(acc,))
@@ -492,48 +463,20 @@ def _consumer(q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, q_smem, k_smem, 
         t += n_blocks + 1
         n_done += 1
 
-        if SPLIT:
-            if part >= 0:    # a slice of a row block: O unnormalized, m and l, for merge_splits to combine
-                _store_part(WS_O, WS_ML, part, acc, m_i, l_i, WG, BLOCK_M, HEAD_DIM, row_s, row_o, o_layout)
-            else:
-                _store_o(o_desc, LSE, o_smem, acc, m_i, l_i, b, h, HQ, row0, rows, N_CTX, WG, BLOCK_M, HEAD_DIM,
-                         row_o)
-        else:
-            _store_o(o_desc, LSE, o_smem, acc, m_i, l_i, b, h, HQ, row0, rows, N_CTX, WG, BLOCK_M, HEAD_DIM, row_o)
+        gl.store(LSE + (b * HQ + h).to(gl.int64) * N_CTX + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)
+        o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
+        tma.store_wait(0)                                      # the previous block's O has left the buffer
+        o_smem.index(WG).reshape([BLOCK_M, HEAD_DIM]).store(o.to(dtype))
+        fence_async_shared()                                   # make the writes visible to the TMA unit
+        tma.async_copy_shared_to_global(o_desc, [b, h, row0, 0], o_smem.index(WG))   # rows past N: not written
     tma.store_wait(0)
 
 
 @gluon.jit
-def _store_o(o_desc, LSE, o_smem, acc, m_i, l_i, b, h, HQ, row0, rows, N_CTX, WG: gl.constexpr,
-             BLOCK_M: gl.constexpr, HEAD_DIM: gl.constexpr, row_o: gl.constexpr):
-    """A finished row block: the log-sum-exp, and O / l through this consumer's buffer and one TMA store."""
-    gl.store(LSE + (b * HQ + h).to(gl.int64) * N_CTX + rows, m_i + gl.log2(l_i), mask=rows < N_CTX)
-    o = acc / gl.expand_dims(gl.convert_layout(l_i, row_o), 1)
-    tma.store_wait(0)                                          # the previous block's O has left the buffer
-    o_smem.index(WG).reshape([BLOCK_M, HEAD_DIM]).store(o.to(o_desc.dtype))
-    fence_async_shared()                                       # make the writes visible to the TMA unit
-    tma.async_copy_shared_to_global(o_desc, [b, h, row0, 0], o_smem.index(WG))   # rows past N: not written
-
-
-@gluon.jit
-def _store_part(WS_O, WS_ML, part, acc, m_i, l_i, WG: gl.constexpr, BLOCK_M: gl.constexpr, HEAD_DIM: gl.constexpr,
-                row_s: gl.constexpr, row_o: gl.constexpr, o_layout: gl.constexpr):
-    """A slice of a row block: acc (fp32, not divided by l), m and l of this consumer's BLOCK_M rows into slot
-    `part` of the workspaces, WS_O (parts, 2 * BLOCK_M, D) and WS_ML (parts, 2, 2 * BLOCK_M)."""
-    r_o = WG * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_o)
-    d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
-    base = WS_O + part * (2 * BLOCK_M * HEAD_DIM)
-    gl.store(base + gl.expand_dims(r_o, 1) * HEAD_DIM + gl.expand_dims(d, 0), acc)
-    r_s = WG * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_s)
-    gl.store(WS_ML + part * (4 * BLOCK_M) + r_s, m_i)
-    gl.store(WS_ML + part * (4 * BLOCK_M) + 2 * BLOCK_M + r_s, l_i)
-
-
-@gluon.jit
-def attn_fwd_pingpong(q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, HQ, GROUP, N_CTX, qk_scale, n_items, n_dp,
-                      SPLITS, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+def attn_fwd_pingpong(q_desc, k_desc, v_desc, o_desc, LSE, HQ, GROUP, N_CTX, qk_scale, n_tiles,
+                      HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                       STAGES: gl.constexpr, CAUSAL: gl.constexpr, HEADS: gl.constexpr,
-                      CONSUMER_REGS: gl.constexpr, LOADER_REGS: gl.constexpr, SPLIT: gl.constexpr = False):
+                      CONSUMER_REGS: gl.constexpr, LOADER_REGS: gl.constexpr):
     dtype: gl.constexpr = q_desc.dtype
     if HEADS:
         q_smem = gl.allocate_shared_memory(dtype, [2, 1, 1, BLOCK_M, HEAD_DIM], q_desc.layout)
@@ -562,65 +505,13 @@ def attn_fwd_pingpong(q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, HQ, GROU
         mbarrier.init(v_empty.index(i), count=2)
     bars = (q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn)
     gl.warp_specialize([
-        (_consumer, (q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, q_smem, k_smem, v_smem, o_smem, bars, HQ,
-                     GROUP, N_CTX, qk_scale, n_items, n_dp, SPLITS, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
-                     HEADS, SPLIT)),                                                                     # 4 warps
-        (_consumer, (q_desc, k_desc, v_desc, o_desc, LSE, WS_O, WS_ML, q_smem, k_smem, v_smem, o_smem, bars, HQ,
-                     GROUP, N_CTX, qk_scale, n_items, n_dp, SPLITS, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL,
-                     HEADS, SPLIT)),                                                                     # 4 more
-        (_load_partition, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, HQ, GROUP, N_CTX, n_items, n_dp,
-                           SPLITS, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS, SPLIT)),                     # 1 warp
+        (_consumer, (q_desc, k_desc, v_desc, o_desc, LSE, q_smem, k_smem, v_smem, o_smem, bars, HQ, GROUP, N_CTX,
+                     qk_scale, n_tiles, 0, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),         # 4 warps
+        (_consumer, (q_desc, k_desc, v_desc, o_desc, LSE, q_smem, k_smem, v_smem, o_smem, bars, HQ, GROUP, N_CTX,
+                     qk_scale, n_tiles, 1, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),         # 4 more
+        (_load_partition, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, bars, HQ, GROUP, N_CTX, n_tiles,
+                           BLOCK_M, BLOCK_N, STAGES, CAUSAL, HEADS)),                                   # 1 warp
     ], [4, 1], [CONSUMER_REGS, LOADER_REGS])
-
-
-# The last wave. Persistent programs take row blocks round-robin: with T blocks of equal work and P programs,
-# T % P programs run one block more than the others while the rest wait (B = 4, H = 32, N = 4096 has 4,096
-# blocks of 128 queries: 31 per SM on 132 SMs and one more on 4 of them). tail_split cuts each of those last
-# blocks along its keys into SPLITS slices, one per idle program; merge_splits combines the slices' partial
-# results the way the online softmax combines key tiles (stream-K, applied to the last wave only).
-def tail_split(n_tiles: int, programs: int, n_kv: int) -> tuple[int, int]:
-    """(n_dp, splits): the first n_dp row blocks run whole, each of the other n_tiles - n_dp is cut into
-    `splits` slices of its n_kv key tiles. (n_tiles, 1) when there is no ragged last wave or too little to cut."""
-    if programs <= 0 or n_tiles <= 0 or n_kv <= 0:
-        raise ValueError(f"tail_split: n_tiles, programs and n_kv must be positive, got {n_tiles}, {programs}, {n_kv}")
-    last = n_tiles % programs
-    splits = min(programs // last, n_kv) if last else 1
-    return (n_tiles - last, splits) if splits >= 2 else (n_tiles, 1)
-
-
-@triton.jit
-def merge_splits(WS_O, WS_ML, O, LSE, stride_ob, stride_oh, stride_on, n_dp, SPLITS, HQ, N_CTX,
-                 ROWS: tl.constexpr, MROWS: tl.constexpr, HEAD_DIM: tl.constexpr):
-    """Program (r, i): rows i * MROWS .. of row block n_dp + r (ROWS = 2 * BLOCK_M queries). Its SPLITS slices
-    each left acc_s (not divided by l), m_s and l_s (log2 domain); with m = max m_s and c_s = 2^(m_s - m),
-    O = sum c_s acc_s / sum c_s l_s and lse = m + log2(sum c_s l_s)."""
-    r = tl.program_id(0)
-    tile = n_dp + r
-    n_m = tl.cdiv(N_CTX, ROWS)
-    bh = tile // n_m
-    row_l = tl.program_id(1) * MROWS + tl.arange(0, MROWS)
-    d = tl.arange(0, HEAD_DIM)
-    m = tl.full([MROWS], -float("inf"), tl.float32)
-    l = tl.zeros([MROWS], tl.float32)
-    acc = tl.zeros([MROWS, HEAD_DIM], tl.float32)
-    for s in range(SPLITS):
-        part = r * SPLITS + s
-        m_s = tl.load(WS_ML + part * (2 * ROWS) + row_l)
-        l_s = tl.load(WS_ML + part * (2 * ROWS) + ROWS + row_l)
-        o_s = tl.load(WS_O + part * (ROWS * HEAD_DIM) + row_l[:, None] * HEAD_DIM + d[None, :])
-        m_new = tl.maximum(m, m_s)
-        c_old = tl.exp2(m - m_new)
-        c_s = tl.exp2(m_s - m_new)
-        l = l * c_old + l_s * c_s
-        acc = acc * c_old[:, None] + o_s * c_s[:, None]
-        m = m_new
-    rows = (tile % n_m) * ROWS + row_l
-    keep = rows < N_CTX
-    b = bh // HQ
-    h = bh % HQ
-    o_ptr = O + b.to(tl.int64) * stride_ob + h.to(tl.int64) * stride_oh + rows[:, None].to(tl.int64) * stride_on
-    tl.store(o_ptr + d[None, :], (acc / l[:, None]).to(O.dtype.element_ty), mask=keep[:, None])
-    tl.store(LSE + bh.to(tl.int64) * N_CTX + rows, m + tl.log2(l), mask=keep)
 # --8<-- [end:pingpong]
 
 
@@ -628,23 +519,20 @@ def merge_splits(WS_O, WS_ML, O, LSE, stride_ob, stride_oh, stride_on, n_dp, SPL
 # (head dim, causal) -> key tile and ring depth, for the (head dim, causal) pairs where the fastest correct row
 # of the "fwd_pingpong" sweep in data/triton_deep_dive/attention_tuning.json beats the step-4 kernel's best
 # (a test checks both). BLOCK_M is one warpgroup's share: 64 query rows, the M of one wgmma. At D = 128 a
-# third K/V stage no longer fits beside the two O buffers (2 x 16 KB). SPLIT_TAIL (full attention, persistent
-# launch): the row blocks of a ragged last wave are cut into slices (tail_split, merge_splits).
-PINGPONG_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=True, SPLIT_TAIL=True),
-                    (128, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=True, SPLIT_TAIL=True),
+# third K/V stage no longer fits beside the two O buffers (2 x 16 KB).
+PINGPONG_CONFIGS = {(64, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=True),
+                    (128, False): dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=True),
                     (128, True): dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)}
 PINGPONG_DEFAULT = dict(BLOCK_M=64, BLOCK_N=128, STAGES=2, PERSISTENT=False)   # for the pairs it has none
 # 4 + 4 + 1 warps are allocated as 3 warpgroups (384 threads). 65,536 registers / 384 = 170, so the kernel
 # launches with 168 per thread; then the loader's warpgroup gives all but 24 back and each consumer takes 240.
 MAXNREG, CONSUMER_REGS, LOADER_REGS = 168, 240, 24
-MERGE_ROWS = 16   # query rows per merge_splits program: 8 programs per cut row block of 128 rows
 
 
 def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides):
     """Attention forward with the warp-specialized ping-pong kernel: (o, lse), as forward_fa3 returns them.
     Settings: PINGPONG_CONFIGS[(D, causal)] (else PINGPONG_DEFAULT), or the sweep's overrides (BLOCK_N,
-    STAGES, PERSISTENT: one program per SM instead of one per row block, SPLIT_TAIL: with PERSISTENT and no
-    mask, the last wave's row blocks cut into slices that merge_splits combines)."""
+    STAGES, PERSISTENT: one program per SM instead of one per row block)."""
     q, k, v, heads = _prepare(q, k, v, heads, "forward_pingpong")
     B, HQ, N, D = q.shape
     key = ("pingpong", _layout_key(q, k, v), bool(causal), heads, repr(overrides))
@@ -652,37 +540,20 @@ def forward_pingpong(q, k, v, causal=False, scale=None, heads=None, **overrides)
     if launch is None:                                        # once per input layout
         cfg = {**PINGPONG_CONFIGS.get((D, bool(causal)), PINGPONG_DEFAULT), **overrides}
         persistent = cfg.pop("PERSISTENT")
-        split = cfg.pop("SPLIT_TAIL", False)
-        if split and (causal or not persistent) and "SPLIT_TAIL" not in overrides:
-            split = False                     # the table's cut, with PERSISTENT=False asked for: no last wave
-        if split and (causal or not persistent):
-            raise ValueError("forward_pingpong: SPLIT_TAIL cuts the last wave of the persistent kernel; it needs "
-                             "PERSISTENT=True and full (non-causal) attention, whose row blocks all cost the same")
         cfg = {"maxnreg": MAXNREG, "CONSUMER_REGS": CONSUMER_REGS, "LOADER_REGS": LOADER_REGS, **cfg}
         n_tiles = triton.cdiv(N, 2 * cfg["BLOCK_M"]) * B * HQ    # row blocks of 2 * BLOCK_M queries, all heads
         # persistent: one program per SM (the kernel needs a whole SM's registers), each walking several blocks
         sms = torch.cuda.get_device_properties(q.device).multi_processor_count
-        programs = min(n_tiles, sms) if persistent else n_tiles
-        n_dp, splits = tail_split(n_tiles, programs, triton.cdiv(N, cfg["BLOCK_N"])) if split else (n_tiles, 1)
-        launch = _LAUNCHES[key] = Launch(attn_fwd_pingpong, (programs,), HEAD_DIM=D, CAUSAL=bool(causal),
-                                         HEADS=heads, num_warps=4, SPLIT=splits > 1, **cfg)
-        launch.items = (n_dp + (n_tiles - n_dp) * splits, n_dp, splits)
+        launch = _LAUNCHES[key] = Launch(attn_fwd_pingpong, (min(n_tiles, sms) if persistent else n_tiles,),
+                                         HEAD_DIM=D, CAUSAL=bool(causal), HEADS=heads, num_warps=4, **cfg)
     scale = D ** -0.5 if scale is None else float(scale)
     o = fa._empty_like_layout(q)
     lse = torch.empty((B, HQ, N), device=q.device, dtype=torch.float32)
     triton.set_allocator(fa._alloc)
     bm, bn = launch.kw["BLOCK_M"], launch.kw["BLOCK_N"]
-    n_items, n_dp, splits = launch.items
-    parts = n_items - n_dp                    # slices of the last wave's row blocks (0 without SPLIT_TAIL)
-    ws_o = torch.empty((max(parts, 1), 2 * bm, D), device=q.device, dtype=torch.float32)
-    ws_ml = torch.empty((max(parts, 1), 2, 2 * bm), device=q.device, dtype=torch.float32)
     launch(_desc(q, bm, heads), _desc(k, bn, heads), _desc(v, bn, heads),
            _desc(o, bm, True),                 # O always 4-D: the TMA store leaves rows past N unwritten
-           lse, ws_o, ws_ml, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, n_items, n_dp, splits)
-    if parts:
-        merge_splits[(parts // splits, 2 * bm // MERGE_ROWS)](ws_o, ws_ml, o, lse, o.stride(0), o.stride(1),
-                                                              o.stride(2), n_dp, splits, HQ, N, ROWS=2 * bm,
-                                                              MROWS=MERGE_ROWS, HEAD_DIM=D, num_warps=4)
+           lse, HQ, HQ // k.shape[1], N, scale * fa.LOG2E, triton.cdiv(N, 2 * bm) * B * HQ)
     return o, lse
 # --8<-- [end:pingpong_wrapper]
 
@@ -739,8 +610,7 @@ if __name__ == "__main__":
                                                     (1, 8, 8, 1537, 128, False, torch.bfloat16, False),
                                                     (1, 2, 1, 77, 64, True, torch.float16, False),
                                                     (1, 2, 2, 1, 128, True, torch.float16, False),
-                                                    (2, 4, 4, 1000, 64, True, torch.bfloat16, True),
-                                                    (1, 17, 1, 1000, 128, False, torch.float16, False)):
+                                                    (2, 4, 4, 1000, 64, True, torch.bfloat16, True)):
         if packed:
             q, k, v = torch.randn(B, N, 3, HQ, D, device="cuda", dtype=dtype).unbind(2)
             q, k, v = (t.transpose(1, 2) for t in (q, k, v))
@@ -751,10 +621,8 @@ if __name__ == "__main__":
         ref = fa.reference(qr, kr, vr, causal)
         tol = 2e-2 if dtype == torch.bfloat16 else 5e-3
         # both Gluon forwards, whichever attention() picks; the ping-pong one launched both ways
-        # (the last case has 136 row blocks: on 132 SMs, SPLIT_TAIL cuts the last 4 into slices)
         for fwd, kw in ((forward_fa3, {}), (forward_pingpong, dict(PERSISTENT=False)),
-                        (forward_pingpong, dict(PERSISTENT=True)),
-                        (forward_pingpong, dict(PERSISTENT=True, SPLIT_TAIL=not causal))):
+                        (forward_pingpong, dict(PERSISTENT=True))):
             err = fa.rel_err(fwd(q, k, v, causal, **kw)[0], ref)
             assert err < tol, (fwd.__name__, kw, B, HQ, HKV, N, D, causal, dtype, packed, err)
         # the trainable entry point: a Gluon forward, then attention.py's backward kernels on the saved lse

@@ -8,9 +8,7 @@ ping-pong kernel where PINGPONG_CONFIGS has a setting for (D, causal), the step-
 elsewhere (the row's "kernel" says which). The gluon backward is attention_bwd_gluon.backward_gluon:
 attention.py's preprocess, then the dQ kernel and the warp-specialized Gluon dK/dV kernel that
 bwd_settings() picks for (D, causal, N); the row's "kernel" names the pair ("dkdv_ws" with one or two
-consumers, "dq_ws" for the Gluon dQ kernel, "dq" for attention.py's). Where the ping-pong forward cuts the
-row blocks of its last wave into slices (PINGPONG_CONFIGS' SPLIT_TAIL), rows "gluon_whole" time the same
-kernel with that wave left whole, forward only, in the same rounds: what the cut is worth.
+consumers, "dq_ws" for the Gluon dQ kernel, "dq" for attention.py's).
 
 fp16, (B, H, N) in {(4, 32, 4096), (2, 16, 16384)}, D in {64, 128, 256}, causal and full. At D = 256 the
 Gluon kernels have no settings and attention_bwd_gluon.attention runs attention.py's, so there are no
@@ -76,17 +74,11 @@ def main(argv=None) -> int:
                     sys.exit(f"{NAME}: attention_gluon.uses_gluon disagrees with this script's plan at D={D}")
                 for causal in (False, True):
 
-                    # where the ping-pong forward cuts its last wave (SPLIT_TAIL), the same kernel with that wave
-                    # left whole is timed beside it ("gluon_whole", forward only): what the cut is worth
-                    cut = "gluon" in ours and ag.PINGPONG_CONFIGS.get((D, causal), {}).get("SPLIT_TAIL", False)
-
                     def run(impl):
                         if impl == "triton":
                             return fa.attention(q, k, v, causal=causal)
                         if impl == "gluon":
                             return bg.attention(q, k, v, causal=causal)
-                        if impl == "gluon_whole":
-                            return ag.forward_pingpong(q, k, v, causal, SPLIT_TAIL=False)[0]
                         with sdpa_kernel(backends[impl]):
                             return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
@@ -98,9 +90,6 @@ def main(argv=None) -> int:
                         ref = fa.reference(q.detach(), k.detach(), v.detach(), causal)
                     else:
                         ref = outs["sdpa_cudnn"].detach()
-                    if cut:
-                        with torch.no_grad():
-                            outs["gluon_whole"] = run("gluon_whole")
                     for impl, o in outs.items():
                         err = measure.rel_err(o.detach(), ref)
                         if err > 3e-3:
@@ -117,8 +106,7 @@ def main(argv=None) -> int:
                     flops = 4 * B * H * N * N * D / (2 if causal else 1)
                     for direction in ("fwd", "bwd"):
                         fns = {}
-                        whole = ("gluon_whole",) if cut and direction == "fwd" else ()
-                        for impl in (*ours, *whole, *backends):
+                        for impl in (*ours, *backends):
                             if direction == "fwd":
 
                                 def fn(impl=impl):
@@ -152,10 +140,6 @@ def main(argv=None) -> int:
                             }
                             if impl == "gluon" and direction == "fwd":
                                 row["kernel"] = "pingpong" if (D, causal) in ag.PINGPONG_CONFIGS else "fa3"
-                                row["kernel"] += "_cut" if cut else ""
-                            if impl == "gluon_whole":
-                                row["kernel"] = "pingpong_whole"
-                                row.update(ratio_cudnn=best["sdpa_cudnn"] / t, ratio_flash=best["sdpa_flash"] / t)
                             if impl == "gluon" and direction == "bwd":
                                 st = bg.bwd_settings(D, causal, N)
                                 dq = "dq_ws" if st["DQ"]["GLUON"] else "dq"

@@ -69,11 +69,10 @@ GLUON = {  # BLOCK_M, BLOCK_N, stages, warps, register cap (None: the compiler's
     64: [(64, 128, 2, 4, None), (64, 64, 3, 4, None), (128, 128, 2, 8, None), (64, 64, 2, 4, 128)],
     128: [(128, 128, 2, 8, None), (64, 64, 3, 4, None), (64, 128, 2, 4, None), (128, 64, 3, 8, None)],
 }
-# BLOCK_N, STAGES, PERSISTENT ("split": persistent, with the last wave's row blocks cut along the keys,
-# SPLIT_TAIL; full attention only); at D = 128 a third 128-key stage does not fit beside the O buffers (a no_fit row)
+# BLOCK_N, STAGES, PERSISTENT; at D = 128 a third 128-key stage does not fit beside the O buffers (a no_fit row)
 PINGPONG = {
-    64: [(128, 2, False), (128, 4, False), (64, 4, False), (128, 2, True), (128, 4, True), (128, 2, "split")],
-    128: [(128, 2, False), (128, 2, True), (128, 3, True), (64, 3, False), (64, 4, True), (128, 2, "split")],
+    64: [(128, 2, False), (128, 4, False), (64, 4, False), (128, 2, True), (128, 4, True)],
+    128: [(128, 2, False), (128, 2, True), (128, 3, True), (64, 3, False), (64, 4, True)],
 }
 # Gluon backward: dK/dV BLOCK_M (query tile), STAGES (Q/dO ring depth), CONSUMERS, and the dQ kernel;
 # 128-row query tiles spill at both head dims. At N = 1024 only the consumers and the dQ kernel vary.
@@ -229,11 +228,7 @@ def main(argv=None) -> int:
                 print(rows[-1], flush=True)
             ag.FA3_CONFIGS.update(saved_g)
             for bn, st, persistent in PINGPONG.get(D, [])[: 2 if args.quick else None]:
-                if persistent == "split" and causal:
-                    continue  # causal row blocks differ in length: no equal last wave to cut
-                cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st, PERSISTENT=bool(persistent))
-                if persistent == "split":
-                    cfg["SPLIT_TAIL"] = True
+                cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st, PERSISTENT=persistent)
                 row = {
                     "pass": "fwd_pingpong",
                     "D": D,
@@ -241,7 +236,7 @@ def main(argv=None) -> int:
                     "BLOCK_M": 64,
                     "BLOCK_N": bn,
                     "STAGES": st,
-                    "persistent": "split" if persistent == "split" else "yes" if persistent else "no",
+                    "persistent": "yes" if persistent else "no",
                 }
                 try:
                     with torch.no_grad():

@@ -80,7 +80,7 @@ def main(argv=None) -> int:
         rows.append(row)
         print(row, flush=True)
 
-    B, H, N = 4, 32, 4096  # the measured attention shape (only the ping-pong kernel's work items depend on B)
+    B, H, N = 4, 32, 4096  # the measured attention shape (only the ping-pong kernel's n_tiles depends on B)
 
     def attention_args(D: int, *names: str) -> dict:
         """Argument values of an attention launch on contiguous (B, H, N, D) fp16 tensors, no grouped heads."""
@@ -190,16 +190,10 @@ def main(argv=None) -> int:
         # step 5 as the step table launches it; "regs" is the launch's per-thread allocation (maxnreg), which
         # the partitions then trade with setmaxnreg: consumer_regs / loader_regs
         p = dict(gluon.PINGPONG_CONFIGS.get((D, False), gluon.PINGPONG_DEFAULT))
-        persistent = p.pop("PERSISTENT")  # launch settings (the grid, the last wave's cut), not kernel constants
-        split = p.pop("SPLIT_TAIL", False)
+        p.pop("PERSISTENT")  # a launch setting (the grid), not a kernel constant
         n_tiles = B * H * triton.cdiv(N, 2 * p["BLOCK_M"])
-        # the work items as forward_pingpong counts them on the H200's 132 SMs
-        programs = min(n_tiles, 132) if persistent else n_tiles
-        n_dp, splits = gluon.tail_split(n_tiles, programs, triton.cdiv(N, p["BLOCK_N"])) if split else (n_tiles, 1)
         pa = dict(a, q_desc=desc(p["BLOCK_M"]), k_desc=desc(p["BLOCK_N"]), v_desc=desc(p["BLOCK_N"]))
-        pa.update(o_desc=o_desc(p["BLOCK_M"]), WS_O="*fp32", WS_ML="*fp32")
-        pa.update(n_items=n_dp + (n_tiles - n_dp) * splits, n_dp=n_dp, SPLITS=splits)
-        p["SPLIT"] = splits > 1
+        pa.update(o_desc=o_desc(p["BLOCK_M"]), n_tiles=n_tiles)
         build(
             {"step": "gluon_pingpong", "D": D, "consumer_regs": gluon.CONSUMER_REGS, "loader_regs": gluon.LOADER_REGS},
             gluon.attn_fwd_pingpong,
