@@ -1365,6 +1365,28 @@ def test_cavity_picture_is_rendered_from_its_data():
     assert cavity_field.render_svg(ds) == cavity_field.SVG.read_text(encoding="utf-8")
 
 
+def test_fp32_weights_summing_to_one_move_each_class_by_at_most_one_ulp():
+    """lbm_3d.fp32_weights_summing_to_one, as the page describes it: rounded to fp32, D2Q9's weights sum to
+    1 + 2^-27 and D3Q19's to 1 + 2^-26; the moved ones sum to exactly 1, each class moved alike by at most one
+    ulp (D2Q9: the diagonal weight down; D3Q19: rest up, axis and diagonal down), and the lattice's isotropy
+    check (in Lattice) still passes."""
+    code = (
+        "import torch, lbm, lbm_3d\n"
+        "from fractions import Fraction as F\n"
+        "for lat in (lbm.D2Q9, lbm.D3Q19):\n"
+        "    r, m = lat.w.float(), lbm_3d.fp32_weights_summing_to_one(lat).w.float()\n"
+        "    ulp = lambda a: F(torch.nextafter(a, torch.tensor(2.0)).item()) - F(a.item())\n"
+        "    moves = {round(float(F(r[i].item()))* 36): int((F(m[i].item()) - F(r[i].item())) / ulp(r[i])) for i in range(lat.Q)}\n"
+        "    print(lat.name, sum(F(x) for x in r.tolist()) - 1, sum(F(x) for x in m.tolist()) - 1, sorted(moves.items()))\n"
+    )
+    lines = _interpreted(code).stdout.strip().split("\n")
+    # classes keyed by 36 w: D2Q9 rest 16, axis 4, diagonal 1; D3Q19 rest 12, axis 2, diagonal 1
+    assert lines == [
+        "D2Q9 1/134217728 0 [(1, -1), (4, 0), (16, 0)]",
+        "D3Q19 1/67108864 0 [(1, -1), (2, -1), (12, 1)]",
+    ], lines
+
+
 def test_3d_validation_regenerates_within_its_noise(tmp_path):
     """scripts/measure/triton_deep_dive/lbm_3d.py (the PyTorch step on the CPU, ~9 s) reproduces the committed
     data/triton_deep_dive/lbm_3d.json: the same cases, every figure within its declared noise, no target
@@ -1389,7 +1411,8 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     assert not data.compare(committed, fresh), data.compare(committed, fresh)
     rows = fresh["rows"]
     for r in rows:
-        assert r.get("error", 0) < 0.01 and (r.get("order") is None or 1.8 < r["order"] < 2.2), r
+        if r["case"] in ("shear_wave", "taylor_green", "shear_wave_fp64"):
+            assert r.get("error", 0) < 0.01 and (r.get("order") is None or 1.8 < r["order"] < 2.2), r
     tg = {(r["plane"], r["n"]): r["error"] for r in rows if r["case"] == "taylor_green"}
     for (plane, n), err in tg.items():  # D3Q19 is symmetric under a swap of axes: the planes agree
         assert abs(err - tg[("xy", n)]) < 1e-3 * tg[("xy", n)], (plane, n, err)
@@ -1407,6 +1430,19 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     couette = next(r for r in rows if r["case"] == "couette")
     # the profile falls behind by about the mass the fp32 rounding has added (the lid term assumes density 1)
     assert couette["deviation"] < 1e-3 and 0.5 < couette["deviation"] / couette["mass_drift"] < 2, couette
+    # the first remedy, tested: fp32 weights moved by an ulp so that they sum to exactly one. The page: they do;
+    # the drift shrinks by more than 5x at every n, and in the Couette flow; the scheme itself (fp64, exact
+    # weights) is second order up to n = 64, while neither fp32 run is there
+    assert next(r["weights_sum_excess"] for r in rows if r["case"] == "d3q19_weights_sum1") == 0
+    moved = {r["n"]: r for r in rows if r["case"] == "shear_wave_sum1_w"}
+    assert set(moved) == {r["n"] for r in shear}
+    for r in shear:
+        assert abs(moved[r["n"]]["mass_drift"]) < r["mass_drift"] / 5, (r, moved[r["n"]])
+    couette_moved = next(r for r in rows if r["case"] == "couette_sum1_w")
+    assert abs(couette_moved["mass_drift"]) < couette["mass_drift"] / 5 and couette_moved["deviation"] < 1e-3
+    fp64 = {r["n"]: r for r in rows if r["case"] == "shear_wave_fp64"}
+    assert set(fp64) == {16, 32, 64} and all(1.95 < fp64[n]["order"] < 2.05 for n in (32, 64)), fp64
+    assert max(r["order"] for r in (moved[64], next(r for r in shear if r["n"] == 64))) < fp64[64]["order"]
 
 
 # --- decoding from a paged KV cache (attention_decode.py) ---

@@ -13,7 +13,12 @@ included), through the cases of snippets/triton_deep_dive/lbm_3d.py:
   scaling as on the page's Validation 1; error and order as for shear_wave;
 - shear_wave_fp64_exact_w / shear_wave_fp64_fp32_w: the n = 32 shear wave through the same step in fp64
   arithmetic, with exact weights or with the weights rounded to fp32 (mass_drift_fp64);
-- d3q19_weights_fp32: weights_sum_excess, the exact sum of D3Q19's weights rounded to fp32, minus 1.
+- shear_wave_fp64: the shear wave's error and order at n = 16, 32, 64 in fp64 arithmetic with exact weights:
+  the scheme without fp32 rounding;
+- d3q19_weights_fp32: weights_sum_excess, the exact sum of D3Q19's weights rounded to fp32, minus 1;
+- shear_wave_sum1_w, couette_sum1_w, d3q19_weights_sum1: the first remedy for the drift, tested here but
+  not applied to lbm.py: the same fp32 runs with lbm_3d.fp32_weights_summing_to_one(D3Q19), weights
+  moved by one ulp each (the rest weight up, the others down) so that their exact sum is 1.
 Targets: error below 1 % and order about 2 (as for Validation 1); the x-z and y-z planes equal to the x-y
 plane to within 0.1 % of its error; the Couette deviation below 1e-3 lid units.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 META = {"needs": "cpu", "tier": "weekly", "budget_s": 30, "quick_varies": ["n", "steps"]}
 
 import math
+from fractions import Fraction
 
 from sitekit import data, measure
 
@@ -34,14 +40,15 @@ TG = [32, 64]
 TARGET = 0.01
 
 
-def fp64_drift(lbm, n: int, exact_weights: bool, tau: float = 0.8, u0: float = 0.01) -> tuple[float, int]:
+def fp64_run(lbm, n: int, exact_weights: bool, tau: float = 0.8, u0: float = 0.01) -> tuple[float, float, int]:
     """The shear wave's run (the start state of lbm_3d.shear_wave, as many steps) through lbm.torch_step in fp64
     arithmetic, with D3Q19's weights either exact (float64 1/3, 1/18, 1/36) or rounded to fp32 as the fp32
-    step uses them: (relative change of the total mass, steps). Separates the weights' rounding from the
-    rounding of the arithmetic."""
+    step uses them: (relative change of the total mass, relative L2 error of the velocity against the decaying
+    mode, steps). Separates the weights' rounding, and the rounding of fp32 arithmetic, from the scheme."""
     import torch
 
-    steps = round(n * n / (math.pi**2 * (tau - 0.5) / 3))
+    nu = (tau - 0.5) / 3
+    steps = round(n * n / (math.pi**2 * nu))
     z = (torch.arange(n, dtype=torch.float64) + 0.5) / n
     u = torch.zeros(3, n, 2, 2, dtype=torch.float64)
     u[0] = u0 * torch.sin(math.pi * z)[:, None, None]
@@ -53,7 +60,9 @@ def fp64_drift(lbm, n: int, exact_weights: bool, tau: float = 0.8, u0: float = 0
     for _ in range(steps):
         lbm.torch_step(f, out, shifts, wall, lid.double(), opp, c.double(), w, omega)
         f, out = out, f
-    return f.sum().item() / mass - 1, steps
+    got = torch.einsum("qzyx,qa->azyx", f, c.double()) / f.sum(0)
+    exact = u * math.exp(-nu * (math.pi / n) ** 2 * steps)
+    return f.sum().item() / mass - 1, ((got - exact).norm() / exact.norm()).item(), steps
 
 
 def main(argv=None) -> int:
@@ -83,11 +92,31 @@ def main(argv=None) -> int:
         rows.append(row)
         prev = err
         print(row, flush=True)
+    # the first remedy for the drift, tested but not applied to lbm.py: fp32 weights whose exact sum is 1
+    moved = cases.fp32_weights_summing_to_one(cases.D3Q19)
+    prev = None
+    for n in SHEAR[:2] if args.quick else SHEAR:
+        err, drift, steps = cases.shear_wave(n, lattice=moved, **run)
+        row = {"case": "shear_wave_sum1_w", "plane": "-", "n": n, "steps": steps, "error": err, "mass_drift": drift}
+        if prev is not None:
+            row["order"] = math.log2(prev / err)
+        rows.append(row)
+        prev = err
+        print(row, flush=True)
     lbm = measure.snippet("triton_deep_dive/lbm")
     for exact in (False, True):  # where the fp32 shear wave's mass drift comes from (n = 32)
-        drift, steps = fp64_drift(lbm, 32, exact)
+        drift, _, steps = fp64_run(lbm, 32, exact)
         case = "shear_wave_fp64_exact_w" if exact else "shear_wave_fp64_fp32_w"
         rows.append({"case": case, "plane": "-", "n": 32, "steps": steps, "mass_drift_fp64": drift})
+        print(rows[-1], flush=True)
+    # the scheme alone: the shear wave's convergence in fp64 arithmetic with exact weights
+    prev = None
+    for n in SHEAR[:2] if args.quick else SHEAR:
+        _, err, steps = fp64_run(lbm, n, True)
+        rows.append({"case": "shear_wave_fp64", "plane": "-", "n": n, "steps": steps, "error": err})
+        if prev is not None:
+            rows[-1]["order"] = math.log2(prev / err)
+        prev = err
         print(rows[-1], flush=True)
     # the weights as the fp32 step holds them (1/3, 1/18, 1/36 rounded to fp32), summed exactly, minus 1
     rows.append(
@@ -99,10 +128,20 @@ def main(argv=None) -> int:
             "weights_sum_excess": lbm.D3Q19.w.float().double().sum().item() - 1,
         }
     )
+    rows.append(
+        {
+            "case": "d3q19_weights_sum1",
+            "plane": "-",
+            "n": 0,
+            "steps": 0,
+            "weights_sum_excess": float(sum(Fraction(x) for x in moved.w.float().tolist()) - 1),
+        }
+    )
     n = 8 if args.quick else COUETTE
-    dev, drift, steps = cases.couette(n, **run)
-    rows.append({"case": "couette", "plane": "-", "n": n, "steps": steps, "deviation": dev, "mass_drift": drift})
-    print(rows[-1], flush=True)
+    for case, lat in (("couette", cases.D3Q19), ("couette_sum1_w", moved)):
+        dev, drift, steps = cases.couette(n, lattice=lat, **run)
+        rows.append({"case": case, "plane": "-", "n": n, "steps": steps, "deviation": dev, "mass_drift": drift})
+        print(rows[-1], flush=True)
     for plane in PLANES:
         prev = None
         for n in TG[:1] if args.quick else TG:
