@@ -1411,7 +1411,7 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     assert not data.compare(committed, fresh), data.compare(committed, fresh)
     rows = fresh["rows"]
     for r in rows:
-        if r["case"] in ("shear_wave", "taylor_green", "shear_wave_fp64"):
+        if r["case"] in ("shear_wave", "taylor_green", "shear_wave_fp64"):  # not the rows that show rounding
             assert r.get("error", 0) < 0.01 and (r.get("order") is None or 1.8 < r["order"] < 2.2), r
     tg = {(r["plane"], r["n"]): r["error"] for r in rows if r["case"] == "taylor_green"}
     for (plane, n), err in tg.items():  # D3Q19 is symmetric under a swap of axes: the planes agree
@@ -1422,8 +1422,8 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     # the page: the fp64 run with fp32-rounded weights gains omega * (sum of the weights - 1) per step, about what the
     # fp32 run gains; with exact weights it keeps its mass to fp64 round-off
     excess = next(r["weights_sum_excess"] for r in rows if r["case"] == "d3q19_weights_fp32")
-    w32 = next(r for r in rows if r["case"] == "shear_wave_fp64_fp32_w")
-    exact = next(r for r in rows if r["case"] == "shear_wave_fp64_exact_w")
+    w32 = next(r for r in rows if r["case"] == "shear_wave_fp64_rounded_w" and r["n"] == 32)
+    exact = next(r for r in rows if r["case"] == "shear_wave_fp64" and r["n"] == 32)
     fp32 = next(r for r in shear if r["n"] == 32)
     assert abs(w32["mass_drift_fp64"] / (excess / 0.8 * w32["steps"]) - 1) < 0.05, (w32, excess)
     assert abs(w32["mass_drift_fp64"] / fp32["mass_drift"] - 1) < 0.2 and abs(exact["mass_drift_fp64"]) < 1e-10
@@ -1432,7 +1432,8 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     assert couette["deviation"] < 1e-3 and 0.5 < couette["deviation"] / couette["mass_drift"] < 2, couette
     # the first remedy, tested: fp32 weights moved by an ulp so that they sum to exactly one. The page: they do;
     # the drift shrinks by more than 5x at every n, and in the Couette flow; the scheme itself (fp64, exact
-    # weights) is second order up to n = 64, while neither fp32 run is there
+    # weights) is second order up to n = 64, while the drift alone (fp64, rounded weights) and fp32 arithmetic
+    # alone (fp32, moved weights) each lower the order there, and together (fp32, rounded) they partly cancel
     assert next(r["weights_sum_excess"] for r in rows if r["case"] == "d3q19_weights_sum1") == 0
     moved = {r["n"]: r for r in rows if r["case"] == "shear_wave_sum1_w"}
     assert set(moved) == {r["n"] for r in shear}
@@ -1442,7 +1443,10 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     assert abs(couette_moved["mass_drift"]) < couette["mass_drift"] / 5 and couette_moved["deviation"] < 1e-3
     fp64 = {r["n"]: r for r in rows if r["case"] == "shear_wave_fp64"}
     assert set(fp64) == {16, 32, 64} and all(1.95 < fp64[n]["order"] < 2.05 for n in (32, 64)), fp64
-    assert max(r["order"] for r in (moved[64], next(r for r in shear if r["n"] == 64))) < fp64[64]["order"]
+    drift_only = {r["n"]: r for r in rows if r["case"] == "shear_wave_fp64_rounded_w"}
+    fp32_64 = next(r for r in shear if r["n"] == 64)
+    assert max(r["order"] for r in (moved[64], fp32_64, drift_only[64])) < fp64[64]["order"] - 0.025
+    assert fp32_64["error"] < min(moved[64]["error"], drift_only[64]["error"])
 
 
 # --- decoding from a paged KV cache (attention_decode.py) ---
