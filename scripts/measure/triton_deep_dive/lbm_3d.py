@@ -64,6 +64,13 @@ def fp64_run(lbm, n: int, exact_weights: bool, tau: float = 0.8, u0: float = 0.0
     return f.sum().item() / mass - 1, ((got - exact).norm() / exact.norm()).item(), steps
 
 
+def with_orders(series: list[dict]) -> list[dict]:
+    """One case's rows on successive grids: each after the first gets the observed order, log2 of the error ratio."""
+    for prev, row in zip(series, series[1:]):
+        row["order"] = math.log2(prev["error"] / row["error"])
+    return series
+
+
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     args = ap.parse_args(argv)
@@ -74,87 +81,53 @@ def main(argv=None) -> int:
     cases = measure.snippet("triton_deep_dive/lbm_3d")
     run = dict(backend="torch", device="cpu")
     rows = []
-    prev = None
-    for n in SHEAR[:2] if args.quick else SHEAR:
-        err, drift, steps = cases.shear_wave(n, **run)
-        row = {
-            "case": "shear_wave",
-            "plane": "-",
-            "n": n,
-            "steps": steps,
-            "error": err,
-            "met_error": err < TARGET,
-            "mass_drift": drift,
-        }
-        if prev is not None:
-            row["order"] = math.log2(prev / err)
-        rows.append(row)
-        prev = err
-        print(row, flush=True)
-    # the first remedy for the drift, tested but not applied to lbm.py: fp32 weights whose exact sum is 1
+    shear = SHEAR[:2] if args.quick else SHEAR
+    # the fp32 shear wave with the rounded weights, and with the first remedy for the drift, tested but not applied
+    # to lbm.py: fp32 weights whose exact sum is 1
     moved = cases.fp32_weights_summing_to_one(cases.D3Q19)
-    prev = None
-    for n in SHEAR[:2] if args.quick else SHEAR:
-        err, drift, steps = cases.shear_wave(n, lattice=moved, **run)
-        row = {"case": "shear_wave_sum1_w", "plane": "-", "n": n, "steps": steps, "error": err, "mass_drift": drift}
-        if prev is not None:
-            row["order"] = math.log2(prev / err)
-        rows.append(row)
-        prev = err
-        print(row, flush=True)
+    for case, lat in (("shear_wave", cases.D3Q19), ("shear_wave_sum1_w", moved)):
+        series = []
+        for n in shear:
+            err, drift, steps = cases.shear_wave(n, lattice=lat, **run)
+            row = {"case": case, "plane": "-", "n": n, "steps": steps, "error": err, "mass_drift": drift}
+            if case == "shear_wave":
+                row["met_error"] = err < TARGET
+            series.append(row)
+        rows += with_orders(series)
     lbm = measure.snippet("triton_deep_dive/lbm")
     # where the fp32 shear wave's mass drift comes from, and what it does to the error: the same runs in fp64
     # arithmetic, with exact weights (the scheme alone) and with the weights rounded to fp32 (the drift alone)
     for case, exact in (("shear_wave_fp64", True), ("shear_wave_fp64_rounded_w", False)):
-        prev = None
-        for n in SHEAR[:2] if args.quick else SHEAR:
+        series = []
+        for n in shear:
             drift, err, steps = fp64_run(lbm, n, exact)
-            rows.append({"case": case, "plane": "-", "n": n, "steps": steps, "error": err, "mass_drift_fp64": drift})
-            if prev is not None:
-                rows[-1]["order"] = math.log2(prev / err)
-            prev = err
-            print(rows[-1], flush=True)
-    # the weights as the fp32 step holds them (1/3, 1/18, 1/36 rounded to fp32), summed exactly, minus 1
-    rows.append(
-        {
-            "case": "d3q19_weights_fp32",
-            "plane": "-",
-            "n": 0,
-            "steps": 0,
-            "weights_sum_excess": lbm.D3Q19.w.float().double().sum().item() - 1,
-        }
-    )
-    rows.append(
-        {
-            "case": "d3q19_weights_sum1",
-            "plane": "-",
-            "n": 0,
-            "steps": 0,
-            "weights_sum_excess": float(sum(Fraction(x) for x in moved.w.float().tolist()) - 1),
-        }
-    )
+            series.append({"case": case, "plane": "-", "n": n, "steps": steps, "error": err, "mass_drift_fp64": drift})
+        rows += with_orders(series)
+    # the weights as the fp32 step holds them (1/3, 1/18, 1/36 rounded to fp32) and as moved, summed exactly, minus 1
+    for case, lat in (("d3q19_weights_fp32", lbm.D3Q19), ("d3q19_weights_sum1", moved)):
+        excess = float(sum(Fraction(x) for x in lat.w.float().tolist()) - 1)
+        rows.append({"case": case, "plane": "-", "n": 0, "steps": 0, "weights_sum_excess": excess})
     n = 8 if args.quick else COUETTE
     for case, lat in (("couette", cases.D3Q19), ("couette_sum1_w", moved)):
         dev, drift, steps = cases.couette(n, lattice=lat, **run)
         rows.append({"case": case, "plane": "-", "n": n, "steps": steps, "deviation": dev, "mass_drift": drift})
-        print(rows[-1], flush=True)
     for plane in PLANES:
-        prev = None
+        series = []
         for n in TG[:1] if args.quick else TG:
             err = cases.taylor_green_plane(n, plane, **run)
-            row = {
-                "case": "taylor_green",
-                "plane": plane,
-                "n": n,
-                "steps": n * n // 8,
-                "error": err,
-                "met_error": err < TARGET,
-            }
-            if prev is not None:
-                row["order"] = math.log2(prev / err)
-            rows.append(row)
-            prev = err
-            print(row, flush=True)
+            series.append(
+                {
+                    "case": "taylor_green",
+                    "plane": plane,
+                    "n": n,
+                    "steps": n * n // 8,
+                    "error": err,
+                    "met_error": err < TARGET,
+                }
+            )
+        rows += with_orders(series)
+    for row in rows:
+        print(row, flush=True)
     metrics = {
         "error": {"unit": "", "noise": 0.02, "fmt": ".2e"},
         "order": {"unit": "", "noise": 0.02, "fmt": ".2f"},
