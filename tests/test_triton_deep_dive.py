@@ -1410,8 +1410,8 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     fresh = json.loads(out.read_text())
     assert not data.compare(committed, fresh), data.compare(committed, fresh)
     rows = fresh["rows"]
-    for r in rows:
-        if r["case"] in ("shear_wave", "taylor_green", "shear_wave_fp64"):  # not the rows that show rounding
+    for r in rows:  # not the rows that show rounding (and not n = 128 in fp32, where it takes over)
+        if r["case"] in ("shear_wave", "taylor_green", "shear_wave_fp64") and r["n"] <= 64:
             assert r.get("error", 0) < 0.01 and (r.get("order") is None or 1.8 < r["order"] < 2.2), r
     tg = {(r["plane"], r["n"]): r["error"] for r in rows if r["case"] == "taylor_green"}
     for (plane, n), err in tg.items():  # D3Q19 is symmetric under a swap of axes: the planes agree
@@ -1436,17 +1436,40 @@ def test_3d_validation_regenerates_within_its_noise(tmp_path):
     # alone (fp32, moved weights) each lower the order there, and together (fp32, rounded) they partly cancel
     assert next(r["weights_sum_excess"] for r in rows if r["case"] == "d3q19_weights_sum1") == 0
     moved = {r["n"]: r for r in rows if r["case"] == "shear_wave_sum1_w"}
-    assert set(moved) == {r["n"] for r in shear}
+    assert set(moved) == {16, 32, 64} and {r["n"] for r in shear} == {16, 32, 64, 128}
     for r in shear:
-        assert abs(moved[r["n"]]["mass_drift"]) < r["mass_drift"] / 5, (r, moved[r["n"]])
+        if r["n"] in moved:
+            assert abs(moved[r["n"]]["mass_drift"]) < r["mass_drift"] / 5, (r, moved[r["n"]])
     couette_moved = next(r for r in rows if r["case"] == "couette_sum1_w")
     assert abs(couette_moved["mass_drift"]) < couette["mass_drift"] / 5 and couette_moved["deviation"] < 1e-3
     fp64 = {r["n"]: r for r in rows if r["case"] == "shear_wave_fp64"}
-    assert set(fp64) == {16, 32, 64} and all(1.95 < fp64[n]["order"] < 2.05 for n in (32, 64)), fp64
+    assert set(fp64) == {16, 32, 64, 128} and all(1.95 < fp64[n]["order"] < 2.05 for n in (32, 64, 128)), fp64
     drift_only = {r["n"]: r for r in rows if r["case"] == "shear_wave_fp64_rounded_w"}
     fp32_64 = next(r for r in shear if r["n"] == 64)
     assert max(r["order"] for r in (moved[64], fp32_64, drift_only[64])) < fp64[64]["order"] - 0.025
     assert fp32_64["error"] < min(moved[64]["error"], drift_only[64]["error"])
+    # the second remedy, tested: computing with departures from rest (lbm_3d.ShiftedLBM). The page: the drift falls
+    # to round-off (below 1e-7 against the rounded weights' 1e-6 and more); the error follows the scheme (fp64) to
+    # 2 % up to n = 32 and stays within a quarter of it at 64; at 128 the rounded-weights run's error grows (order
+    # below 0) and is over 5x the scheme's, while the shifted run's is within 3x of the scheme's and below a third of
+    # the rounded run's, yet its order there is far from 2; in the Couette flow the deviation falls by more than the
+    # moved weights' and below a third of the rounded weights'
+    shifted = {r["n"]: r for r in rows if r["case"] == "shear_wave_shifted"}
+    assert set(shifted) == {16, 32, 64, 128}
+    assert (
+        all(abs(r["mass_drift_roundoff"]) < 1e-7 for r in shifted.values())
+        and min(r["mass_drift"] for r in shear) > 1e-6
+    )
+    assert all(abs(shifted[n]["error"] / fp64[n]["error"] - 1) < 0.02 for n in (16, 32)), (shifted, fp64)
+    assert abs(shifted[64]["error"] / fp64[64]["error"] - 1) < 0.25
+    fp32_128 = next(r for r in shear if r["n"] == 128)
+    assert fp32_128["order"] < 0 and fp32_128["error"] > 5 * fp64[128]["error"], fp32_128
+    assert shifted[128]["error"] < min(3 * fp64[128]["error"], fp32_128["error"] / 3) and shifted[128]["order"] < 1.5
+    for n, r in shifted.items():  # the fraction by which one step shrinks the wave: nu (pi / n)^2
+        assert abs(r["decay_per_step"] / ((0.8 - 0.5) / 3 * (math.pi / n) ** 2) - 1) < 1e-12, r
+    couette_shifted = next(r for r in rows if r["case"] == "couette_shifted")
+    assert couette_shifted["deviation"] < min(couette_moved["deviation"], couette["deviation"] / 3), couette_shifted
+    assert abs(couette_shifted["mass_drift_roundoff"]) < 1e-6
 
 
 # --- decoding from a paged KV cache (attention_decode.py) ---
