@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Measure the H200's ceilings that every article compares against.
 
+The device: its L2 size and SM count, as torch reports them.
 Memory: a device-to-device copy (bytes read + bytes written), torch.add and
 torch.softmax in fp32. Arithmetic: cuBLAS through torch.matmul in fp16/bf16
 and fp8 through torch._scaled_mm. Attention: PyTorch SDPA's backends.
@@ -44,6 +45,10 @@ def main(argv=None) -> int:
         spreads.append(measure.spread(ts))
         return min(ts)
 
+    # -- the device, as torch reports it (the pages quote these instead of typing them) ---------------
+    props = torch.cuda.get_device_properties(0)
+    rows.append({"kind": "device", "case": "l2_cache", "shape": "", "bytes": props.L2_cache_size, "mib": props.L2_cache_size / 2**20})
+    rows.append({"kind": "device", "case": "sms", "shape": "", "count": props.multi_processor_count})
     # -- memory -------------------------------------------------------------------------
     nbytes = (1 << 28) if args.quick else (4 << 30)
     src = torch.randint(0, 255, (nbytes,), dtype=torch.uint8, device=dev)
@@ -116,11 +121,15 @@ def main(argv=None) -> int:
         "tbps": {"unit": "TB/s", "noise": 0.05, "better": "higher", "fmt": ".2f"},
         "tflops": {"unit": "TFLOP/s", "noise": 0.07, "better": "higher", "fmt": ".0f"},
         "ms": {"unit": "ms", "noise": 0.10, "better": "lower", "fmt": ".3f", "check": False},
+        "bytes": {"unit": "B", "noise": 0, "fmt": ",d"},   # device properties: a change is a different card
+        "mib": {"unit": "MiB", "noise": 0, "fmt": ".0f"},
+        "count": {"unit": "", "noise": 0, "fmt": "d"},
     }
     ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])])
     data.save(ds, args.out, quick=args.quick)
     for r in rows:
-        print(f"{r['case']:<22} {r['shape']:<22} " + (f"{r['tbps']:.2f} TB/s" if 'tbps' in r else f"{r['tflops']:.0f} TFLOP/s"))
+        fig = next(f"{r[k]:{f}}{u}" for k, f, u in (("tbps", ".2f", " TB/s"), ("tflops", ".0f", " TFLOP/s"), ("bytes", ",d", " B"), ("count", "d", "")) if k in r)
+        print(f"{r['case']:<22} {r['shape']:<22} {fig}")
     return 0
 
 

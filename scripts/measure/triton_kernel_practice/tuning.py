@@ -9,7 +9,8 @@ unrolling and warp specialization did to each kernel, measured in one run.
   softmax_online  fp32 M=4096, N=65536: chunk size, num_warps, pipeline stages, unrolling
   attention       fp16 B=4 H=32 N=4096: BLOCK_M/BLOCK_N, num_warps, num_stages, warp specialization
 
-Registers and spills come from the compiled kernel (n_regs, n_spills); a configuration whose
+Registers and spills come from the compiled kernel (n_regs, and n_spills: the thread's local memory in
+4-byte values, not bytes); a configuration whose
 shared memory does not fit is recorded with the requirement and no time. Every output is checked
 first; only warp-specialized attention may fail the check, and is then recorded as wrong, untimed.
 
@@ -199,7 +200,8 @@ def main(argv=None) -> int:
         "ratio_cublas": {"unit": "×", "noise": 0.08, "fmt": ".3f"},
         "tbps": {"unit": "TB/s", "noise": 0.08, "fmt": ".2f"},
         "regs": {"unit": "registers/thread", "noise": 0, "fmt": "d"},
-        "spills": {"unit": "bytes", "noise": 0, "fmt": "d", "check": False},
+        # n_spills is CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4 (Triton 3.6, backends/nvidia/driver.c): 4-byte values
+        "spills": {"unit": "values/thread", "noise": 0, "fmt": "d", "check": False},
         "smem_kb": {"unit": "KiB", "noise": 0, "fmt": ".0f"},
         "ms": {"unit": "ms", "noise": 0.1, "fmt": ".3f", "check": False},
     }
