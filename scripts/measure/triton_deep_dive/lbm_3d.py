@@ -44,7 +44,7 @@ TARGET = 0.01
 TAU = 0.8  # the cases' default
 
 
-def fp64_run(lbm, n: int, exact_weights: bool, tau: float = 0.8, u0: float = 0.01) -> tuple[float, float, int]:
+def fp64_run(lbm, n: int, exact_weights: bool, tau: float = TAU, u0: float = 0.01) -> tuple[float, float, int]:
     """The shear wave's run (the start state of lbm_3d.shear_wave, as many steps) through lbm.torch_step in fp64
     arithmetic, with D3Q19's weights either exact (float64 1/3, 1/18, 1/36) or rounded to fp32 as the fp32
     step uses them: (relative change of the total mass, relative L2 error of the velocity against the decaying
@@ -87,9 +87,8 @@ def main(argv=None) -> int:
     run = dict(backend="torch", device="cpu")
     rows = []
     shear = SHEAR[:2] if args.quick else SHEAR
-    # the fp32 shear wave with the rounded weights, and with the first remedy for the drift, tested but not applied
-    # to lbm.py: fp32 weights whose exact sum is 1
-    # to lbm.py: fp32 weights whose exact sum is 1; and the second, computing with departures from rest
+    # the fp32 shear wave with the rounded weights, and with the two remedies, tested but not applied to lbm.py:
+    # fp32 weights whose exact sum is 1 (to n = 64), and computing with departures from rest
     moved = cases.fp32_weights_summing_to_one(cases.D3Q19)
     variants = (
         ("shear_wave", dict(lattice=cases.D3Q19), shear),
