@@ -110,8 +110,9 @@ def taylor_green_plane(n, plane="xz", tau=0.8, backend="triton", device=DEVICE):
 class ShiftedLBM(LBM):
     """The PyTorch step of lbm.py computing with departures from rest, h_i = f_i - w_i (Skordos, 1993), in fp32.
     Density is 1 + sum(h), so the mass the weights' rounding creates scales with the density's departure from 1
-    (plus terms of order u^2), and each fp32 number spends its bits on the flow rather than on the resting part w_i. The same streaming and bounce-back
-    (w_i is the same for i and its opposite, so h bounces as f does); the lid term assumes density 1, as in lbm.py."""
+    (plus terms of order u^2), and each fp32 number spends its bits on the flow rather than on the resting part
+    w_i. The same streaming and bounce-back (w_i is the same for i and its opposite, so h bounces as f does);
+    the lid term assumes density 1, as in lbm.py."""
 
     def __init__(self, lattice, shape, tau, periodic=(True, True, True), u_lid=0.0, backend="torch", device="cpu"):
         if backend != "torch":
