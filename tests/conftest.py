@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -22,9 +23,31 @@ def pytest_sessionstart(session):
         import shutil
 
         shutil.rmtree(STATS_DIR, ignore_errors=True)
+        shutil.rmtree(ROOT / "test-artifacts" / "timeline", ignore_errors=True)
+
+
+_TIMELINE: list[tuple[str, float, float]] = []  # (test id, start, end) in this process
+_STARTED: dict[str, float] = {}
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _STARTED[nodeid] = time.time()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _TIMELINE.append((nodeid, _STARTED.pop(nodeid, time.time()), time.time()))
 
 
 def pytest_sessionfinish(session, exitstatus):
+    # each worker's timeline (setup to teardown of every test), to see where a worker waited or idled:
+    # test-artifacts/timeline/<worker>.json
+    if _TIMELINE:
+        import json
+
+        wid = getattr(session.config, "workerinput", {}).get("workerid", "main")
+        out = ROOT / "test-artifacts" / "timeline"
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{wid}.json").write_text(json.dumps(_TIMELINE))
     # each xdist worker leaves its blocks' outcomes for the controller's summary
     if blockstats.RESULTS:
         import json
@@ -63,7 +86,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 import os  # noqa: E402
 import subprocess  # noqa: E402
-import time  # noqa: E402
 
 import pytest  # noqa: E402
 from once import shared_once  # noqa: E402
