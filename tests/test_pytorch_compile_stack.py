@@ -426,21 +426,15 @@ def _nested_run(body: str) -> dict:
 def test_nested_compile_region_is_traced_once_and_reused():
     """#nested-compile-region: the marked block's body is traced once by Dynamo and once by AOTAutograd,
     lowered once by Inductor and generated as one function called per block, whatever the depth (ten
-    blocks here, six on the page: max_reuse_entries=8 caps distinct traces, not reuses); the unmarked
-    whole-model compile fuses a block's residual add with the next block's LayerNorm, the region cannot."""
-    out = _nested_run(
-        "c = compile_and_count(MarkedBlock, depth=10)\n"
-        "w = compile_and_count(Block, depth=3)\n"
-        "print(json.dumps({'marked': c, 'whole': w}))\n"
-    )
-    c, w = out["marked"], out["whole"]
+    blocks here, six on the page: max_reuse_entries=8 caps distinct traces, not reuses). The page's own
+    run at six blocks, whole model and region, is compared with its printed output by tests/test_reader.py
+    (the whole-model compile fusing a block's residual add with the next block's LayerNorm, which the
+    region cannot), so this test compiles only the deeper marked stack."""
+    c = _nested_run("print(json.dumps(compile_and_count(MarkedBlock, depth=10)))\n")
     assert c["backend_calls"] == 1 and c["region_calls"] == 10 and c["bodies"] == 1, c
     assert (c["traced"], c["stamped"], c["aot_traced"]) == (1, 9, 1), c
     assert c["lowered"] == 2 and c["fn_calls"] == {"repeated_subgraph0": 10}, c
     assert c["kernels"] == ["native_layer_norm", "gelu_view", "add_view"], c["kernels"]
-    assert w["backend_calls"] == 1 and w["region_calls"] == 0 and w["lowered"] == 1 and not w["fn_calls"], w
-    assert (w["traced"], w["stamped"], w["aot_traced"]) == (0, 0, 0), w
-    assert "add_native_layer_norm_view" in w["kernels"], w["kernels"]
     _page_says({"en": "ten marked blocks trace once", "zh": "十个加了标记的块只追踪一次"})
 
 
