@@ -650,6 +650,23 @@ def test_a_target_met_or_missed_within_noise_says_so(ratio, met, target_col, nea
         assert ("✓" in cell) is met
 
 
+def test_a_verdict_on_a_figure_noisier_than_itself_is_unsettled():
+    """A ratio whose row's timing spread is 53 % (so 106 % noise) is 1.01 against a target of 1.0: the cell
+    says the verdict is unsettled and by how much, not a bare "met" (fp8_gemm's 4096^3 per-tensor row
+    showed a clean ✓); a declared noise of 100 % or more (an order of magnitude) adds no note."""
+    metrics = {
+        "ratio_x": {"unit": "×", "noise": 0.05},
+        "met_x": {"unit": "bool", "noise": 0, "of": "ratio_x", "target": 1.0},
+    }
+    ds = data.new("art/ds", metrics, [{"case": "a", "ratio_x": 1.01, "met_x": True, "ms_spread": 0.53}])
+    for lang, words in (("en", "unsettled: its noise is 106 %"), ("zh", "未定：噪声达 106 %")):
+        cell = render.target_cell(ds, ds["rows"][0], "met_x", lang)
+        assert words in cell and "✓" in cell, cell
+    metrics["ratio_x"]["noise"] = 2.0  # declared, not measured
+    ds = data.new("art/ds", metrics, [{"case": "a", "ratio_x": 1.01, "met_x": True}])
+    assert render.target_cell(ds, ds["rows"][0], "met_x", "en") == '<span class="ok">✓ met</span>'
+
+
 def test_run_to_run_change_is_not_noise_when_the_run_chose_another_setting(monkeypatch):
     """A row whose settings the producer picks each run (META chosen) is matched across runs without them;
     when the two runs picked different settings, the change between them is the setting's, not noise, and

@@ -76,6 +76,7 @@ TEXT = {
     },
     "unstable": {"en": "unstable", "zh": "不稳定"},
     "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
+    "unsettled": {"en": "unsettled: its noise is {pct} %", "zh": "未定：噪声达 {pct} %"},
     "this_run": {"en": "this run", "zh": "本次"},
     "last_run": {"en": "previous run", "zh": "上次"},
     "runs_n": {
@@ -207,16 +208,24 @@ def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
 def near_target(ds: dict, row: dict, col: str, lang: str) -> str:
     """ " · within noise of the target" after a met / not met whose figure is within its noise (figure_noise)
     of the target: the verdict could flip on a re-run, so the cell says so. The target is the metric's
-    declared `target`, or the row's `target_*` column of the same suffix (met_cudnn: target_cudnn)."""
+    declared `target`, or the row's `target_*` column of the same suffix (met_cudnn: target_cudnn).
+
+    A measured noise of 100 % or more (a timing that moved by its own size between rounds or runs) makes
+    any verdict a coin toss: the cell says "unsettled" and how large the noise is. A declared noise that
+    large is an error bound's order of magnitude, not a timing, and adds nothing."""
     of = ds["metrics"].get(col, {}).get("of")
     t = ds["metrics"].get(col, {}).get("target", row.get("target" + col[len("met") :]))
     v = row.get(of) if of else None
     if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (v, t)) or not t:
         return ""
-    noise, _ = figure_noise(ds, row, of)
-    if noise >= 1 or abs(v - t) > noise * abs(t):  # noise >= 100 %: an error bound's order of magnitude, not a timing
-        return ""
+    noise, source = figure_noise(ds, row, of)
     sep = "，" if lang == "zh" else " · "
+    if noise >= 1:
+        if source != "measured":
+            return ""
+        return f'<span class="near">{sep}{_t("unsettled", lang).format(pct=f"{noise * 100:.0f}")}</span>'
+    if abs(v - t) > noise * abs(t):
+        return ""
     return f'<span class="near">{sep}{_t("near", lang)}</span>'
 
 
