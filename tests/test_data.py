@@ -650,6 +650,39 @@ def test_a_target_met_or_missed_within_noise_says_so(ratio, met, target_col, nea
         assert ("✓" in cell) is met
 
 
+def test_a_ratio_is_no_better_known_than_the_time_it_divides_by():
+    """ratio_cudnn of our row divides by the sdpa_cudnn row of the same case: that row's round spread (9 %)
+    widens the ratio's noise to 18 %, though our own rounds spread by 0.7 % (the deep dive called 1.003
+    against 0.9 'above it beyond noise' with cuDNN's rounds 13 % apart). A row of another case, or a
+    metric that is no ratio, is no reference."""
+    metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.07}, "ratio_cudnn": {"unit": "×", "noise": 0.07}}
+    rows = [
+        {"impl": "gluon", "kernel": "fa3", "N": 4096, "tflops": 600.0, "tflops_spread": 0.007, "ratio_cudnn": 1.0},
+        {"impl": "sdpa_cudnn", "N": 4096, "tflops": 600.0, "tflops_spread": 0.09},
+        {"impl": "sdpa_cudnn", "N": 16384, "tflops": 600.0, "tflops_spread": 0.5},
+    ]
+    ds = data.new("art/ds", metrics, rows)
+    ours = ds["rows"][0]
+    assert data.reference_row(ds, ours, "ratio_cudnn") is ds["rows"][1]
+    assert data.reference_row(ds, ours, "tflops") is None
+    assert data.figure_noise(ds, ours, "ratio_cudnn") == (pytest.approx(0.18), "measured")
+    ds["rows"][1]["tflops_spread"] = 0.01  # a steady reference: the declared 7 % stands
+    assert data.figure_noise(ds, ours, "ratio_cudnn") == (0.07, "declared")
+
+
+def test_an_unstable_cell_shows_its_two_figures_apart(monkeypatch):
+    """met in one run, not met in the other: the cell shows both figures, with one more decimal when the
+    metric's format prints them alike (0.799 and 0.802 against 0.8 showed "0.80, 0.80")."""
+    metrics = {
+        "ratio_x": {"unit": "×", "noise": 0.07, "fmt": ".2f"},
+        "met_x": {"unit": "bool", "noise": 0, "of": "ratio_x", "target": 0.8},
+    }
+    ds = data.new("art/ds", metrics, [{"case": "a", "ratio_x": 0.799, "met_x": False}])
+    monkeypatch.setattr(render, "previous_row", lambda ds, row: {"case": "a", "ratio_x": 0.802, "met_x": True})
+    cell = render.target_cell(ds, ds["rows"][0], "met_x", "en")
+    assert "this run 0.799, previous run 0.802" in cell, cell
+
+
 def test_a_verdict_on_a_figure_noisier_than_itself_is_unsettled():
     """A ratio whose row's timing spread is 53 % (so 106 % noise) is 1.01 against a target of 1.0: the cell
     says the verdict is unsettled and by how much, not a bare "met" (fp8_gemm's 4096^3 per-tensor row

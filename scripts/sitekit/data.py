@@ -272,14 +272,51 @@ def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
     return next((r for r in hist[back]["rows"] if case_key(r, ds["metrics"], chosen) == key), None)
 
 
-def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None) -> tuple[float, str]:
+def reference_row(ds: dict, row: dict, metric: str) -> dict | None:
+    """The row a ratio `ratio_<x>` divides by: the one row of the same run whose `impl` is `<x>` or ends in
+    `_<x>` (ratio_cudnn: impl "sdpa_cudnn", ratio_cublas: "cublas") and whose other parameters all equal
+    this row's (a parameter the reference row lacks, such as a kernel name, is not compared). None when
+    the metric is no such ratio or no single row matches."""
+    if not metric.startswith("ratio_") or metric.endswith(SPREAD) or "impl" not in row:
+        return None
+    x = metric[len("ratio_") :]
+    for suffix in ("_graph", "_best", "_fast"):  # ratio_cublas_graph divides by the same row's graph time
+        x = x.removesuffix(suffix)
+    mine = params_of(row, ds["metrics"])
+    found = [
+        r
+        for r in ds["rows"]
+        if r is not row
+        and isinstance(r.get("impl"), str)
+        and (r["impl"] == x or r["impl"].endswith("_" + x))
+        and all(mine.get(k) == v for k, v in params_of(r, ds["metrics"]).items() if k != "impl")
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None, _refs: bool = True) -> tuple[float, str]:
     """The relative change one figure may show without meaning anything, and where that bound comes from.
 
     Measured, per figure: twice the largest round-to-round spread recorded for it (this run, the other
     run compared with), and the change between the last two runs in the history, unless the two runs
     chose different settings for the row (META `chosen`). A dataset that records no spread for the
-    figure falls back to its metric's declared `noise`."""
+    figure falls back to its metric's declared `noise`. A ratio to another row of the run (reference_row:
+    ours against cuDNN's) is no better known than either time it divides, so that row's recorded spreads
+    count too."""
     meta = ds["metrics"][metric]
+    ref = reference_row(ds, row, metric) if _refs else None
+    if ref is not None:
+        other_ref = reference_row(ds, other, metric) if other is not None else None
+        rows = [r for r in (row, other, ref, other_ref) if r is not None]
+        derived = [
+            2 * x
+            for r in rows
+            for k, x in r.items()
+            if (k.endswith(SPREAD) or k == "spread") and isinstance(x, (int, float)) and not isinstance(x, bool)
+        ]
+        base, source = figure_noise(ds, row, metric, other, _refs=False)
+        bound = max([base] + derived)
+        return bound, source if bound <= base else "measured"
     spreads = [r.get(metric + SPREAD) for r in (row, other) if r is not None]
     spreads = [x for x in spreads if isinstance(x, (int, float))]
     prev = previous_row(ds, row)

@@ -198,10 +198,14 @@ def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
     figs = ""
     if of and of in row and prev_row.get(of) is not None:
         colon, comma = ("：", "，") if lang == "zh" else (": ", ", ")
-        figs = (
-            f"{colon}{_t('this_run', lang)} {fmt_value(ds, of, row[of], lang)}{comma}"
-            f"{_t('last_run', lang)} {fmt_value(ds, of, prev_row[of], lang)}"
-        )
+        a, b = fmt_value(ds, of, row[of], lang), fmt_value(ds, of, prev_row[of], lang)
+        fmt = ds["metrics"].get(of, {}).get("fmt") or ""
+        if a == b and row[of] != prev_row[of] and re.fullmatch(r"\.\d+f", fmt):
+            # two runs that differ on either side of a target but print alike (0.799, 0.802 -> "0.80, 0.80"):
+            # one more decimal, so the cell shows why the verdicts differ
+            more = f".{int(fmt[1:-1]) + 1}f"
+            a, b = format(row[of], more), format(prev_row[of], more)
+        figs = f"{colon}{_t('this_run', lang)} {a}{comma}{_t('last_run', lang)} {b}"
     return f'<span class="bad">~ {_t("unstable", lang)}{figs}</span>'
 
 
