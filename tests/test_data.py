@@ -683,6 +683,18 @@ def test_an_unstable_cell_shows_its_two_figures_apart(monkeypatch):
     assert "this run 0.799, previous run 0.802" in cell, cell
 
 
+@pytest.mark.parametrize(
+    "v, word, edge",
+    [(1.079, "faster", False), (1.0796, "faster", True), (1.0720, "same", True), (1.05, "same", False)],
+)
+def test_a_verdict_at_the_edge_of_its_noise_says_so(monkeypatch, v, word, edge):
+    """A figure within a tenth of the band of the band's edge (+7.96 % against 7.91 %, the deep dive's Gluon
+    backward) gets its word and ", only just": a re-run may well give the other word."""
+    monkeypatch.setattr(render, "_judge", lambda *a: (v, 1.0, 0.0791 if v != 1.079 else 0.0600))
+    out = render.verdict("art/ds", "x", lang="en")
+    assert out == render._t(word, "en") + (", only just" if edge else ""), out
+
+
 def test_a_verdict_on_a_figure_noisier_than_itself_is_unsettled():
     """A ratio whose row's timing spread is 53 % (so 106 % noise) is 1.01 against a target of 1.0: the cell
     says the verdict is unsettled and by how much, not a bare "met" (fp8_gemm's 4096^3 per-tensor row

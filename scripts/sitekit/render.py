@@ -77,6 +77,8 @@ TEXT = {
     "unstable": {"en": "unstable", "zh": "不稳定"},
     "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
     "unsettled": {"en": "unsettled: its noise is {pct} %", "zh": "未定：噪声达 {pct} %"},
+    "near_edge": {"en": "just outside the noise of the target", "zh": "与目标之差略超出噪声"},
+    "edge": {"en": ", only just", "zh": "，且处在噪声边缘"},
     "this_run": {"en": "this run", "zh": "本次"},
     "last_run": {"en": "previous run", "zh": "上次"},
     "runs_n": {
@@ -209,6 +211,9 @@ def target_cell(ds: dict, row: dict, col: str, lang: str) -> str:
     return f'<span class="bad">~ {_t("unstable", lang)}{figs}</span>'
 
 
+EDGE = 1.1  # a figure within 10 % of the noise band's edge is called "at the edge": a re-run may cross it
+
+
 def near_target(ds: dict, row: dict, col: str, lang: str) -> str:
     """ " · within noise of the target" after a met / not met whose figure is within its noise (figure_noise)
     of the target: the verdict could flip on a re-run, so the cell says so. The target is the metric's
@@ -228,9 +233,9 @@ def near_target(ds: dict, row: dict, col: str, lang: str) -> str:
         if source != "measured":
             return ""
         return f'<span class="near">{sep}{_t("unsettled", lang).format(pct=f"{noise * 100:.0f}")}</span>'
-    if abs(v - t) > noise * abs(t):
+    if abs(v - t) > EDGE * noise * abs(t):
         return ""
-    return f'<span class="near">{sep}{_t("near", lang)}</span>'
+    return f'<span class="near">{sep}{_t("near" if abs(v - t) <= noise * abs(t) else "near_edge", lang)}</span>'
 
 
 @lru_cache(maxsize=4)
@@ -676,7 +681,9 @@ def verdict(name: str, metric: str, where: dict | None = None, ref=1.0, words: l
         raise DataError("verdict(): words must name three labels: above, below, within noise")
     i = 0 if v > r * (1 + noise) else 1 if v < r * (1 - noise) else 2
     k = keys[i]
-    return _t(k, lang) if k in TEXT else label(k, lang)
+    # a figure within a tenth of the band of its edge: the next run may well give the other word
+    edge = r and noise and abs(abs(v - r) - noise * abs(r)) <= (EDGE - 1) * noise * abs(r)
+    return (_t(k, lang) if k in TEXT else label(k, lang)) + (_t("edge", lang) if edge else "")
 
 
 FUNCS = {
