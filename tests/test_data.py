@@ -182,7 +182,7 @@ def test_provenance_commit_holds_the_code_that_was_measured():
         if all(v is None for v in got.values()):
             unknown_commits.add(commit)
             continue
-        hashes = {p: source_hash(v) for p, v in got.items() if v is not None}
+        hashes = {p: source_hash(v, p) for p, v in got.items() if v is not None}
         if isinstance(recorded, dict):
             bad = sorted(p for p in paths if hashes.get(p) != recorded[p])
             if bad:
@@ -931,15 +931,37 @@ def test_gpu_ci_unknown_dataset_is_one_clear_line():
     assert len(p.stderr.strip().splitlines()) == 1
 
 
-def test_source_hash_ignores_the_meta_dict_but_not_a_comment_after_it():
-    """Re-estimating a budget keeps a dataset current; the comment on the META line is hashed (every
-    recorded hash includes it), so CONTRIBUTING.md warns that editing it stales the data."""
+def test_source_hash_ignores_the_meta_dict_comments_and_blank_lines_but_not_code():
+    """A dataset stays current when a producer's budget is re-estimated or a comment in a kernel the page
+    shows is corrected; any change to what runs, a docstring's text included, makes it stale."""
     from sitekit.measure import source_hash
 
-    body = b'"""doc"""\nMETA = {"needs": "gpu", "budget_s": 20}   # 19 s\n\nx = 1\n'
-    assert source_hash(body) == source_hash(body.replace(b'"budget_s": 20', b'"budget_s": 30'))
-    assert source_hash(body) != source_hash(body.replace(b"# 19 s", b"# 29 s"))
-    assert source_hash(body) != source_hash(body.replace(b"x = 1", b"x = 2"))
+    body = (
+        b'"""doc\n\n  with a blank line"""\nMETA = {"needs": "gpu", "budget_s": 20}   # 19 s\n\n'
+        b"x = 1  # one\ns = '# not a comment'\nf = f\"{x:>4}#\"\n"
+    )
+    same = [
+        body.replace(b'"budget_s": 20', b'"budget_s": 30'),
+        body.replace(b"# 19 s", b"# 29 s"),
+        body.replace(b"x = 1  # one", b"# a comment on its own line\n\n\nx = 1    # one, said twice  "),
+        body.replace(b"x = 1  # one", b"x = 1"),
+    ]
+    for other in same:
+        assert source_hash(other, "p.py") == source_hash(body, "p.py"), other
+    changed = [
+        body.replace(b"x = 1", b"x = 2"),
+        body.replace(b"# not a comment", b"# not a remark"),  # inside a string
+        body.replace(b'#"', b'# "'),  # inside an f-string
+        body.replace(b"doc\n\n  with", b"doc\n  with"),  # a docstring's blank line is its text
+        body.replace(b"x = 1", b"if 1:\n    x = 1"),
+    ]
+    for other in changed:
+        assert source_hash(other, "p.py") != source_hash(body, "p.py"), other
+    c = b"// one\nint main() { return 0; }\n"  # not Python: every byte counts
+    assert source_hash(c, "dgemm.c") != source_hash(c.replace(b"one", b"two"), "dgemm.c")
+    assert source_hash(body) != source_hash(body.replace(b"# 19 s", b"# 29 s"))  # no path: the bytes as they are
+    broken = b"x = (1,\n"  # does not tokenize: hashed as it is, without an error
+    assert source_hash(broken, "p.py") != source_hash(broken + b"# c\n", "p.py")
 
 
 _LABEL_FILES = sorted([DATA / "labels.yml", *DATA.glob("*/labels.yml")])

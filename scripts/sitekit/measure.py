@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
 import re
 import sys
+import tokenize
 from pathlib import Path
 
 from . import ROOT, SNIPPETS
@@ -57,12 +59,43 @@ def snippet_path(article: str) -> Path:
 META_LINE = re.compile(rb"(?m)^META = \{.*\}[ \t]*\n?")
 
 
-def source_hash(content: bytes) -> str:
-    """sha256 of a source file without its META dict: a producer's tier or budget does not change what
-    it measures, so moving it between tiers or re-estimating its budget leaves its data current. A
-    comment after the dict on the same line stays in the hashed text (every recorded hash includes
-    it), so editing that comment stales the dataset."""
-    return hashlib.sha256(META_LINE.sub(b"", content)).hexdigest()
+def code_text(text: str) -> str:
+    """Python source without what cannot change what it runs: comments, trailing spaces, and lines left
+    empty (blank lines and comment-only lines). Lines inside a multi-line string are kept as they are, so
+    a docstring's text still counts. The comments are found with tokenize, but only their positions are
+    used, so the result is the same on every Python version (3.12's tokenizer splits f-strings into other
+    tokens than 3.11's; the GPU machine runs 3.12, CI 3.11)."""
+    cut: dict[int, int] = {}  # row -> column where its comment starts
+    inside: set[int] = set()  # rows 2..n of a token that spans several rows (a multi-line string)
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            cut[tok.start[0]] = tok.start[1]
+        elif tok.end[0] > tok.start[0]:
+            inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    out = []
+    for row, line in enumerate(text.splitlines(), 1):
+        if row in inside:
+            out.append(line)
+            continue
+        kept = line[: cut[row]].rstrip() if row in cut else line.rstrip()
+        if kept:
+            out.append(kept)
+    return "\n".join(out) + "\n"
+
+
+def source_hash(content: bytes, path: str | Path | None = None) -> str:
+    """sha256 of a source file as far as it can change a measurement. Left out: the META dict (a
+    producer's tier or budget does not change what it measures) and, in a Python file, comments and
+    blank lines (`code_text`), so correcting a comment in a kernel the page shows leaves its data
+    current. Any other file (a C source), a Python file that does not tokenize, and content given without
+    a path are hashed as they are, less the META dict."""
+    body = META_LINE.sub(b"", content)
+    if path is not None and Path(path).suffix == ".py":
+        try:
+            body = code_text(body.decode("utf-8")).encode("utf-8")
+        except (UnicodeDecodeError, SyntaxError, tokenize.TokenError):
+            pass
+    return hashlib.sha256(body).hexdigest()
 
 
 def sources() -> dict[str, str]:
@@ -75,7 +108,7 @@ def sources() -> dict[str, str]:
             continue
         p = Path(f).resolve()
         if p.suffix == ".py" and any(p.is_relative_to(r) for r in roots) and p.name != "__init__.py":
-            out[str(p.relative_to(ROOT))] = source_hash(p.read_bytes())
+            out[str(p.relative_to(ROOT))] = source_hash(p.read_bytes(), p)
     return dict(sorted(out.items()))
 
 

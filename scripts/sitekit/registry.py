@@ -20,8 +20,8 @@ chosen:   {row kind: [columns]}: columns that record what the run chose for rows
           out of the case key, so a run that picks another configuration measures the same case.
 
 The META line is left out of the producer's source hash (sitekit.measure.source_hash), so changing
-any of these keys does not make the dataset stale. Only the dict itself is left out: a comment after
-it on the same line is hashed like any other, so measured timings belong in the README, not there.
+any of these keys does not make the dataset stale (nor does a comment after it: the hash of a Python
+file leaves comments out).
 """
 
 from __future__ import annotations

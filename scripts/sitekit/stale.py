@@ -1,7 +1,8 @@
 """Datasets older than their code, and data/stale.yml, the list the pages show.
 
 A dataset records the content hash of every module it was produced with (`sources`: the producer, its
-helpers, the page's snippets it imported). When one of those files changes, the figures on the page
+helpers, the page's snippets it imported; comments and empty lines left out, sitekit.measure.code_text).
+When the code of one of those files changes, the figures on the page
 come from older code: re-measure (scripts/gpu_ci.py or the producer), or list the dataset in
 data/stale.yml with the reason, which the page prints beside the provenance line.
 
@@ -35,7 +36,7 @@ def moved_sources(obj: dict) -> list[str]:
     moved = []
     for rel, sha in obj["sources"].items():
         f = ROOT / rel
-        if not f.is_file() or source_hash(f.read_bytes()) != sha:
+        if not f.is_file() or source_hash(f.read_bytes(), f) != sha:
             moved.append(rel)
     return moved
 
