@@ -306,7 +306,8 @@ def forward_fa3(q, k, v, causal=False, scale=None, heads=None, **overrides):
 
 # --8<-- [start:pingpong]
 # Step 5. attn_fwd_fa3 runs its two warpgroups in lockstep: CTA-wide barriers around every refill keep
-# them together, so both run their softmax at the same time and the tensor cores wait meanwhile. Here
+# them together, so both run their softmax at the same time, with only one P_j V_j each on the tensor
+# cores and no QK^T able to start. Here
 # gl.warp_specialize splits the CTA into partitions that share shared memory and mbarriers:
 # - a loader (1 warp): TMA loads into the K and V rings, each slot refilled once both consumers let it go;
 # - two consumers (1 warpgroup, 64 query rows each): step 4's loop, releasing a slot with an mbarrier
