@@ -426,8 +426,8 @@ def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, B
 
 
 # --8<-- [start:choose]
-# The fastest Triton setting of each cell of the inference sweep on the H200 (fp16,
-# data/triton_kernel_practice/inference_sweep.json; a test ties the two). M is rounded up to the next
+# A setting within noise of the fastest Triton setting of each cell of the inference sweep on the H200
+# (fp16, data/triton_kernel_practice/inference_sweep.json; a test ties the two). M is rounded up to the next
 # bucket; other (N, K) take the setting of the measured shape with the nearest weight size.
 LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, [TMA, M_FIRST,] warps, stages
     (1, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
@@ -625,7 +625,7 @@ def matmul_fp8_tma(a, w, a_scale, w_scale, out_dtype=torch.bfloat16, **config):
     return c
 
 
-# The fastest FP8 setting of each cell of the "fp8_sweep" rows of inference_sweep.json (per-tensor
+# A setting within noise of the fastest FP8 setting of each cell of the "fp8_sweep" rows of inference_sweep.json (per-tensor
 # scales, on the H200; a test ties the two). e4m3 halves the bytes of a K step, so most winners take
 # 256-wide steps (256 bytes of each row) and deeper rings than the 16-bit table. M rounds up to 1, 16,
 # 32, 64 or 128 (BLOCK_M 16, 16, 32, 64, 128: at M = 64 a 128-row tile would spend half of its MMA
