@@ -240,6 +240,36 @@ def test_timing_block_fails_instead_of_printing_names(tmp_path):
         assert not p.stdout.strip(), (name, p.stdout)
 
 
+def _run_in_one_shell(code: str, mlir_bin: Path) -> subprocess.CompletedProcess:
+    """Blocks pasted one after another into one terminal: one bash, no -e, started in the repository."""
+    return subprocess.run(
+        ["bash", "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MLIR_BIN": str(mlir_bin)},
+        timeout=120,
+    )
+
+
+def test_blocks_can_be_pasted_one_after_another(tmp_path):
+    """The first block leaves the terminal in snippets/mlir_architecture; env.sh at the top of the next one
+    must still find tools.py (it once failed there with "can't open file", hidden by the first block's PATH)."""
+    fake = _fake_tools(tmp_path / "llvm22", "22.1.8", works=True)
+    block = common.block("commands.sh", "version")
+    p = _run_in_one_shell(block + "\n" + block + "\npwd\n", fake)
+    assert p.returncode == 0 and "can't open file" not in p.stderr, p.stderr
+    assert p.stdout.count("LLVM version 22.1.8") == 2, p.stdout
+    assert p.stdout.strip().endswith("snippets/mlir_architecture"), p.stdout
+
+
+def test_a_failing_timing_block_leaves_the_readers_shell_open(tmp_path):
+    """Broken tools: the timing block fails in its subshell, and what the reader types next still runs."""
+    fake = _fake_tools(tmp_path / "broken", "22.1.8", works=False)
+    p = _run_in_one_shell(common.block("bench.sh", "time") + "\necho still-here $?\n", fake)
+    assert "still-here 1" in p.stdout, (p.stdout, p.stderr)
+
+
 def test_install_block_installs_what_the_blocks_need():
     """install.sh installs requirements-mlir.txt and the torch and Triton that requirements-test.txt pins
     (and that requirements-mlir.txt does not hold, as the page says)."""

@@ -20,12 +20,12 @@ mlir-opt matmul_bench.mlir \
 # --8<-- [end:vectorize]
 
 # --8<-- [start:time]
-set -o pipefail   # a failing mlir-opt or mlir-runner stops the block (no line without a time)
 LIB=$(dirname "$(command -v mlir-runner)")/../lib
 LOWER=(--one-shot-bufferize=bufferize-function-boundaries --convert-linalg-to-loops
        --convert-vector-to-scf=full-unroll --expand-strided-metadata --lower-affine
        --convert-scf-to-cf --convert-vector-to-llvm --finalize-memref-to-llvm
        --convert-to-llvm --reconcile-unrealized-casts)
+( set -o pipefail   # in a subshell: a failing mlir-opt or mlir-runner ends the block, not your shell
 for variant in untiled tile vectorize; do
   transform=()
   [ "$variant" = untiled ] || transform=(
@@ -37,5 +37,5 @@ for variant in untiled tile vectorize; do
             -shared-libs="$LIB/libmlir_c_runner_utils.so") || exit 1
   [ "$(wc -w <<< "$out")" -eq 3 ] || { echo "$variant: expected 3 numbers: $out" >&2; exit 1; }
   echo "$variant" $out
-done
+done )
 # --8<-- [end:time]
