@@ -1076,6 +1076,18 @@ def test_provenance_line_reports_the_clock_and_bad_clocks_are_refused():
             data.validate(broken, "x")
 
 
+def test_provenance_line_shows_the_load_a_cpu_producer_read():
+    """A CPU producer that waits for a quiet machine records the 1-minute load it read before each round;
+    the provenance line prints their range (not a word such as "idle" that the figures cannot back)."""
+    ds = data.new("art/ds", {"x": {"unit": "s", "noise": 0.1}}, [{"case": "a", "x": 1.0}])
+    assert "1-minute load" not in render.provenance_line(ds, "en")
+    ds["loadavg_1min"] = [1.27, 1.17, 1.17]
+    assert "1-minute load read before each round: 1.17–1.27" in render.provenance_line(ds, "en")
+    assert "每轮开始前读到的 1 分钟负载：1.17–1.27" in render.provenance_line(ds, "zh")
+    ds["loadavg_1min"] = [0.5, 0.5]
+    assert render.provenance_line(ds, "en").endswith("1-minute load read before each round: 0.50</p>")
+
+
 def test_gpu_ci_records_the_clock_of_a_timed_producer_only(tmp_path, monkeypatch):
     """gpu_ci samples nvidia-smi while a producer runs and adds the summary to a timed dataset's
     provenance (an untimed one runs beside the code blocks, whose load is not its own)."""

@@ -155,7 +155,7 @@ def test_every_troubleshooting_message_is_reproduced(lang):
             continue
         assert m in shown, f"{lang}: the table shows {m!r}, which no reproduction printed"
     assert SEPARATE <= set(msgs), f"{lang}: the separately reproduced messages are missing from the table"
-    # the page says "the block causes the first seven": rows in the order the block prints them, the
+    # the page says "the block causes the first eight": rows in the order the block prints them, the
     # separately reproduced ones last
     at = [shown.find(m) for m in msgs if m not in ignore and m not in SEPARATE]
     assert at == sorted(at), f"{lang}: troubleshooting rows are not in the order the reproduction block prints them"

@@ -90,6 +90,10 @@ TEXT = {
         "holding the clock in {cap} % of samples",
         "zh": "GPU 忙碌时 SM 时钟中位数 {med} MHz，最高 {hi} MHz；功耗中位数 {pw} W；{cap}% 的采样中时钟受软件功耗上限压低",
     },
+    "loads": {
+        "en": "1-minute load read before each round: {loads}",
+        "zh": "每轮开始前读到的 1 分钟负载：{loads}",
+    },
     "stale": {"en": "stale: the code changed after this was measured", "zh": "数据已过期：测量之后代码已改动"},
     "faster": {"en": "faster", "zh": "更快"},
     "slower": {"en": "slower", "zh": "更慢"},
@@ -281,6 +285,10 @@ def provenance_line(ds: dict, lang: str) -> str:
         parts.append(_t("runs_n", lang).format(n=int(ds["runs"])))
     if p.get("clocks"):
         parts.append(clocks_text(p["clocks"], lang))
+    loads = ds.get("loadavg_1min")  # a CPU producer that waits for a quiet machine records what it read
+    if loads:
+        lo, hi = min(loads), max(loads)
+        parts.append(_t("loads", lang).format(loads=f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"))
     why = stale().get(ds["name"])
     if why:
         reason = why.get(lang) or why.get("en") if isinstance(why, dict) else str(why)
