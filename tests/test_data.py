@@ -704,7 +704,7 @@ def test_a_verdict_on_a_figure_noisier_than_itself_is_unsettled():
         "met_x": {"unit": "bool", "noise": 0, "of": "ratio_x", "target": 1.0},
     }
     ds = data.new("art/ds", metrics, [{"case": "a", "ratio_x": 1.01, "met_x": True, "ms_spread": 0.53}])
-    for lang, words in (("en", "unsettled: its noise is 106 %"), ("zh", "未定：噪声达 106 %")):
+    for lang, words in (("en", "unsettled: its noise is 106 %"), ("zh", "未定：噪声达 106%")):
         cell = render.target_cell(ds, ds["rows"][0], "met_x", lang)
         assert words in cell and "✓" in cell, cell
     metrics["ratio_x"]["noise"] = 2.0  # declared, not measured
@@ -831,6 +831,7 @@ def test_a_relative_spread_reads_as_a_percentage():
         [{"ms_spread": 0.4365, "x_spread": 0.5}],
     )
     assert render.fmt_value(ds, "ms_spread", 0.4365, "en") == "43.6 %"
+    assert render.fmt_value(ds, "ms_spread", 0.4365, "zh") == "43.6%"  # no space before % in Chinese text
     assert render.fmt_value(ds, "x_spread", 0.5, "en") == "50.0%"
 
 

@@ -76,7 +76,7 @@ TEXT = {
     },
     "unstable": {"en": "unstable", "zh": "不稳定"},
     "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
-    "unsettled": {"en": "unsettled: its noise is {pct} %", "zh": "未定：噪声达 {pct} %"},
+    "unsettled": {"en": "unsettled: its noise is {pct} %", "zh": "未定：噪声达 {pct}%"},
     "near_edge": {"en": "just outside the noise of the target", "zh": "与目标之差略超出噪声"},
     "edge": {"en": ", only just", "zh": "，且处在噪声边缘"},
     "this_run": {"en": "this run", "zh": "本次"},
@@ -122,7 +122,8 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
     fmt = meta.get("fmt")
     relative = meta.get("unit") in ("relative", "fraction") and "%" not in (fmt or "")
     if col.endswith("_spread") and (not fmt or relative) and isinstance(v, (int, float)):
-        return f"{100 * v:.1f} %"  # round-to-round spread, (slowest - fastest) / fastest
+        # round-to-round spread, (slowest - fastest) / fastest; Chinese text sets no space before %
+        return f"{100 * v:.1f}{'%' if lang == 'zh' else ' %'}"
     if isinstance(v, (int, float)):
         if fmt == "pow2" and isinstance(v, int) and v > 0 and v & (v - 1) == 0:
             return f"2<sup>{v.bit_length() - 1}</sup>"
