@@ -15,7 +15,7 @@ source snippets/cuda_compilation_pipeline/env.sh    # after the install: it cds 
 
 # --8<-- [start:setup]
 nvcc --version | tail -n 2                        # the CUDA release of the H200's driver: 13.0
-nvcc --list-gpu-code | tr '\n' ' ' && echo        # real architectures it writes SASS for
+nvcc --list-gpu-code | tr '\n' ' ' && echo        # the base real architectures it writes SASS for (not the a/f variants)
 python3 "$REPO/scripts/measure/cuda_compilation_pipeline/_pipeline.py" check-arch sm_95 2>&1 || true   # a typo gets the valid list
 # --8<-- [end:setup]
 
