@@ -8,7 +8,10 @@ hold the time @triton.autotune measured for every config of the page's GEMM + bi
   random        b configs drawn without replacement; the distribution of the best of them is
                 exact (order statistics over the 140 measured times), no sampling
   model_topk    the analytical model's top b (stable sort by predicted time, as the autotuner's
-                prune_configs_by does); deterministic
+                prune_configs_by does); deterministic, so configs the model ties are taken in the order
+                gemm_tuning.config_space() lists them
+  model_topk_ties  the same top b with the model's ties broken at random: whole tie groups while they
+                fit, then a uniformly random subset of the next group (exact, like random)
   learned       gemm_tuning.guided_search (ridge regression, 8 random configs, then rounds of the
                 3 best-ranked + 1 random pick) with the measured times as its "measure", over
                 --seeds seeds; the best-so-far after each measurement
@@ -66,6 +69,25 @@ def random_best(times, b):
     ts = sorted(times)
     n = len(ts)
     return [(ts[k - 1], comb(n - k, b - 1) / comb(n, b)) for k in range(1, n - b + 2)]
+
+
+def model_topk_random_ties(times, pred, b):
+    """Exact distribution of the best time among the model's top b when configs with equal predictions
+    are ordered at random: the groups of equal prediction, fastest predicted first, are taken whole while
+    they fit; the remaining r slots go to a uniformly random r-subset of the next group."""
+    groups = {}
+    for t, p in zip(times, pred):
+        groups.setdefault(p, []).append(t)
+    taken, fixed = 0, math.inf
+    for p in sorted(groups):
+        g = groups[p]
+        if taken + len(g) <= b:
+            fixed, taken = min(fixed, *g), taken + len(g)
+            if taken == b:
+                return [(fixed, 1.0)]
+            continue
+        return [(min(fixed, v), q) for v, q in random_best(g, b - taken)]
+    return [(fixed, 1.0)]
 
 
 def quantile(dist, q):
@@ -128,6 +150,8 @@ def main(argv=None) -> int:
     order = sorted(range(len(space)), key=lambda i: pred[i])       # stable, like prune_configs_by
     for b in BUDGETS:
         add("aic_model_topk", b, [(min(ms[i] for i in order[:b]), 1.0)])
+    for b in BUDGETS:
+        add("aic_model_topk_ties", b, model_topk_random_ties(ms, pred, b))
 
     # the learned model, replayed: guided_search calls `measure` once per config it decides to time
     curves = []
@@ -148,10 +172,12 @@ def main(argv=None) -> int:
                  "aic_largest_tie": ties[0] if ties else 1})
     for r in rows:
         r["kind"] = "search"
+    top_tie = [i for i in ok if pred[i] == min(pred[j] for j in ok)]
     rows.append({"kind": "setup", "aic_seeds": args.seeds, "aic_configs": len(ok),
-                 "aic_within5_count": sum(1 for t in ms if t <= 1.05 * best)})
+                 "aic_within5_count": sum(1 for t in ms if t <= 1.05 * best),
+                 "aic_top_tie": len(top_tie), "aic_top_tie_has_best": any(ms[i] == best for i in top_tie)})
     print(f"{len(space)} configs, best {best:.4f} ms; Spearman (average ranks) {rho_avg:.3f}; ties up to {ties[:5]}")
-    for route in ("aic_random", "aic_model_topk", "aic_learned"):
+    for route in ("aic_random", "aic_model_topk", "aic_model_topk_ties", "aic_learned"):
         print(route, " ".join(f"{r['aic_budget']}:{r['aic_median_ratio']:.3f}/{r['aic_p_within5']:.2f}"
                                for r in rows if r.get("aic_search") == route))
     metrics = {
@@ -164,6 +190,7 @@ def main(argv=None) -> int:
         "aic_seeds": {"unit": "seeds", "noise": 0.0, "fmt": "d", "check": False},
         "aic_configs": {"unit": "configs", "noise": 0.0, "fmt": "d", "check": False},
         "aic_within5_count": {"unit": "configs", "noise": 0.5, "fmt": "d", "check": False},
+        "aic_top_tie": {"unit": "configs", "noise": 0.0, "fmt": "d", "check": False},
     }
     ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])],
                   replayed={"dataset": "how_ai_compilers_work/autotune", "commit": src["provenance"].get("commit"),
