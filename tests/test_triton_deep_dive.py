@@ -1291,7 +1291,8 @@ def test_gpt2_packed_layer_saves_the_stack_and_nothing_else():
     layer's by about the stack of three gradients timed alone (within 30 %: two sums over thousands of
     kernels, each about 1 % noisy), its attention kernels take what the unpacked layer's take (within 5 %),
     and on the host its forward costs more than the call on the views (it builds the head views inside the
-    call) and its backward less (no unbind node, no stack): both held by more than 25 % in the runs so far."""
+    call), while its backward is within 5 % of the views' (no unbind node, no stack, but a small saving
+    that changed sign between runs)."""
     import json
 
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "gpt2_layer.json").read_text())
@@ -1305,9 +1306,12 @@ def test_gpt2_packed_layer_saves_the_stack_and_nothing_else():
     for part in ("attention forward", "attention backward"):
         assert abs(prof[("triton_packed", part)] / prof[("triton", part)] - 1) <= 0.05, part
     assert split[("triton_packed", "forward")] > split[("triton", "forward")], split
-    assert split[("triton_packed", "backward")] < split[("triton", "backward")], split
+    # the backward: no unbind node, no stack, but the host saving is small (it changed sign between runs)
+    assert abs(split[("triton_packed", "backward")] / split[("triton", "backward")] - 1) < 0.05, split
     page = (ROOT / "docs" / "en" / "triton-deep-dive.md").read_text()
-    assert "within 30 % of the stack's time" in page and "a test checks both directions on" in page
+    assert (
+        "within 30 % of the stack's time" in page and "a test checks the forward's direction and that closeness" in page
+    )
 
 
 def test_gpt2_packed_layer_was_ahead_in_every_kept_run():
