@@ -199,10 +199,11 @@ def _fake_tools(folder: Path, version: str, works: bool) -> Path:
     return folder
 
 
-def _run_code(code: str, mlir_bin: Path) -> subprocess.CompletedProcess:
-    """A page block as tests/test_codeblocks.py runs it, with MLIR_BIN set."""
+def _run_code(code: str, mlir_bin: Path, strict: bool = True) -> subprocess.CompletedProcess:
+    """A page block as tests/test_codeblocks.py runs it (strict: bash -euo pipefail), or as blocks pasted one
+    after another into one terminal (not strict: one bash, no -e), in the repository, with MLIR_BIN set."""
     return subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", code],
+        ["bash", "-euo", "pipefail", "-c", code] if strict else ["bash", "-c", code],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -240,24 +241,12 @@ def test_timing_block_fails_instead_of_printing_names(tmp_path):
         assert not p.stdout.strip(), (name, p.stdout)
 
 
-def _run_in_one_shell(code: str, mlir_bin: Path) -> subprocess.CompletedProcess:
-    """Blocks pasted one after another into one terminal: one bash, no -e, started in the repository."""
-    return subprocess.run(
-        ["bash", "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "MLIR_BIN": str(mlir_bin)},
-        timeout=120,
-    )
-
-
 def test_blocks_can_be_pasted_one_after_another(tmp_path):
     """The first block leaves the terminal in snippets/mlir_architecture; env.sh at the top of the next one
     must still find tools.py (it once failed there with "can't open file", hidden by the first block's PATH)."""
     fake = _fake_tools(tmp_path / "llvm22", "22.1.8", works=True)
     block = common.block("commands.sh", "version")
-    p = _run_in_one_shell(block + "\n" + block + "\npwd\n", fake)
+    p = _run_code(block + "\n" + block + "\npwd\n", fake, strict=False)
     assert p.returncode == 0 and "can't open file" not in p.stderr, p.stderr
     assert p.stdout.count("LLVM version 22.1.8") == 2, p.stdout
     assert p.stdout.strip().endswith("snippets/mlir_architecture"), p.stdout
@@ -266,7 +255,7 @@ def test_blocks_can_be_pasted_one_after_another(tmp_path):
 def test_a_failing_timing_block_leaves_the_readers_shell_open(tmp_path):
     """Broken tools: the timing block fails in its subshell, and what the reader types next still runs."""
     fake = _fake_tools(tmp_path / "broken", "22.1.8", works=False)
-    p = _run_in_one_shell(common.block("bench.sh", "time") + "\necho still-here $?\n", fake)
+    p = _run_code(common.block("bench.sh", "time") + "\necho still-here $?\n", fake, strict=False)
     assert "still-here 1" in p.stdout, (p.stdout, p.stderr)
 
 
