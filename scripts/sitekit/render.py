@@ -109,6 +109,11 @@ def _t(key: str, lang: str) -> str:
     return TEXT[key][lang]
 
 
+def percent(fraction: float, lang: str) -> str:
+    """A fraction as a percentage with one decimal: "6.2 %" in English, "6.2%" in Chinese text."""
+    return f"{100 * fraction:.1f}{'%' if lang == 'zh' else ' %'}"
+
+
 def fmt_value(ds: dict, col: str, v, lang: str) -> str:
     if v is None:
         return "—"
@@ -122,8 +127,7 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
     fmt = meta.get("fmt")
     relative = meta.get("unit") in ("relative", "fraction") and "%" not in (fmt or "")
     if col.endswith("_spread") and (not fmt or relative) and isinstance(v, (int, float)):
-        # round-to-round spread, (slowest - fastest) / fastest; Chinese text sets no space before %
-        return f"{100 * v:.1f}{'%' if lang == 'zh' else ' %'}"
+        return percent(v, lang)  # round-to-round spread, (slowest - fastest) / fastest
     if isinstance(v, (int, float)):
         if fmt == "pow2" and isinstance(v, int) and v > 0 and v & (v - 1) == 0:
             return f"2<sup>{v.bit_length() - 1}</sup>"
@@ -369,7 +373,7 @@ def noise(name: str, metric: str, *, lang: str, **where) -> str:
     to see why 1.39x may be beyond noise of a target in one cell and within it in the next."""
     ds, row, _ = _one_row(name, metric, where)
     band, _ = figure_noise(ds, row, metric)
-    return f"±{100 * band:.1f}{'%' if lang == 'zh' else ' %'}"
+    return "±" + percent(band, lang)
 
 
 def span(name: str, metric: str, *, lang: str, runs: int = 1, **where) -> str:
