@@ -30,7 +30,9 @@ def check(args) -> None:
         if given:
             raise ValueError(f"{', '.join(given)}: for the cavity only; taylor-green sets its vortex's speed "
                              f"(0.05 * 32 / n) and runs n^2 / 8 steps")
-        if args.n < 1 or 0.05 * 32 / args.n * math.sqrt(3) > MACH_MAX:
+        if args.n < 1:
+            raise ValueError(f"taylor-green: --n is the number of cells per side, at least 10; got {args.n}")
+        if 0.05 * 32 / args.n * math.sqrt(3) > MACH_MAX:
             raise ValueError(f"taylor-green: n={args.n} starts the vortex above Mach {MACH_MAX}; use n >= 10")
     else:
         if args.lattice != "D2Q9":
