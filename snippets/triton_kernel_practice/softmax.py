@@ -1,5 +1,5 @@
 """Row softmax in three steps: torch's composition, a fused one-row-per-program kernel,
-and a persistent online kernel for rows too long to hold on chip.
+and a grid-stride online kernel for rows too long to hold on chip.
 
 Run it: `python snippets/triton_kernel_practice/softmax.py` on a CUDA GPU, or with
 TRITON_INTERPRET=1 on a CPU (small sizes).
@@ -246,7 +246,8 @@ def softmax_online_kernel(out_ptr, in_ptr, in_row_stride, in_col_stride, out_row
     cols = tl.arange(0, BLOCK)
     if WIDE:
         cols = cols.to(tl.int64)
-    # persistent: a fixed number of programs (a few per multiprocessor) strides over the rows
+    # grid-stride: a fixed number of programs (a few per multiprocessor) strides over the rows; not
+    # persistent, since at the default setting only one program fits on a multiprocessor at a time
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         in_row = in_ptr + tl.cast(row, tl.int64) * in_row_stride
         out_row = out_ptr + tl.cast(row, tl.int64) * out_row_stride

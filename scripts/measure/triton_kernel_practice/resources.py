@@ -179,7 +179,7 @@ def main(argv=None) -> int:
                "M": 4096, "N": 11008, "K": 4096}
         const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "NUM_SMS": 132, "BIAS": fused, "GELU": fused,
                  "FAST_TANH": True, "EPI_SPLIT": c["EPI_SPLIT"]}
-        sass = build({"table": "epilogue", "kernel": "linear_gelu" if fused else "linear", "dtype": "fp16",
+        sass = build({"table": "epilogue", "kernel": "linear_gelu" if fused else "linear_gelu_plain", "dtype": "fp16",
                       "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": c["num_warps"],
                       "num_stages": c["num_stages"], "epi_split": "on" if c["EPI_SPLIT"] else "off"},
                      ep.linear_gelu_kernel, sig, const, c["num_warps"], c["num_stages"])
