@@ -1,5 +1,5 @@
 """Row softmax in three steps: torch's composition, a fused one-row-per-program kernel,
-and a grid-stride online kernel for rows too long to hold on chip.
+and a persistent online kernel for rows too long to hold on chip.
 
 Run it: `python snippets/triton_kernel_practice/softmax.py` on a CUDA GPU, or with
 TRITON_INTERPRET=1 on a CPU (small sizes).
