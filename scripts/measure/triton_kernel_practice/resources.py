@@ -157,6 +157,21 @@ def main(argv=None) -> int:
         build({"table": "linear", "kernel": "linear", "dtype": dt, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
                "swap_ab": "on" if swap else "off", "split": "on" if split else "off", "num_warps": w, "num_stages": st},
               lin.linear_kernel, sig, const, w, st)
+    # the TMA and stream-K kernels at the tiles linear() uses for M <= 16 on 11008 x 4096 (swapped, 16 x 64 x 128,
+    # 4 warps, 4 stages): the shared memory that decides how many of them fit on one multiprocessor
+    bm, bn, bk, w, st = 16, 64, 128, 4, 4
+    descs = {"x_desc": f"tensordesc<fp16[{bm}, {bk}]>", "w_desc": f"tensordesc<fp16[{bn}, {bk}]>"}
+    sig = {**descs, "y_ptr": "*fp16", "ws_ptr": "*fp32", "cnt_ptr": "*i32", "sx_ptr": "*fp32", "sw_ptr": "*fp32",
+           "M": bm, "N": 11008, "K": 4096, "split_tiles": 32, "stride_ym": 11008}
+    const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SWAP_AB": True, "SPLIT": False, "SCALE": 0, "M_FIRST": False}
+    build({"table": "linear", "kernel": "linear_tma", "dtype": "fp16", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+           "swap_ab": "on", "split": "off", "num_warps": w, "num_stages": st}, lin.linear_tma_kernel, sig, const, w, st)
+    sig = {**descs, "y_ptr": "*fp16", "ws_ptr": "*fp32", "cnt_ptr": "*i32", "M": bm, "N": 11008, "K": 4096,
+           "per_prog": 45, "stride_ym": 11008}
+    const = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SWAP_AB": True, "MAX_SEG": 3}
+    build({"table": "linear", "kernel": "linear_streamk", "dtype": "fp16", "BLOCK_M": bm, "BLOCK_N": bn,
+           "BLOCK_K": bk, "swap_ab": "on", "split": "off", "num_warps": w, "num_stages": st},
+          lin.linear_streamk_kernel, sig, const, w, st)
     c = lin.FP8_TMA_CONFIG
     bm, bn, bk = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]
     sig = {"a_desc": f"tensordesc<fp8e4nv[{bm}, {bk}]>", "b_desc": f"tensordesc<fp8e4nv[{bn}, {bk}]>",
