@@ -78,7 +78,7 @@ TEXT = {
     "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
     "unsettled": {"en": "unsettled: its noise is {pct} %", "zh": "未定：噪声达 {pct}%"},
     "near_edge": {"en": "just outside the noise of the target", "zh": "与目标之差略超出噪声"},
-    "edge": {"en": ", only just", "zh": "，且处在噪声边缘"},
+    "edge": {"en": ", only just", "zh": "（但离噪声边界很近）"},
     "this_run": {"en": "this run", "zh": "本次"},
     "last_run": {"en": "previous run", "zh": "上次"},
     "runs_n": {
