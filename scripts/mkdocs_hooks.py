@@ -149,6 +149,25 @@ CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*
 
 
 ALT_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[a-z]+">')
+LANG_LINK = re.compile(r'(<a href=")(/[^"]*)(" hreflang="[a-z]+")')
+
+
+def relative_lang_links(output: str, page_url: str) -> str:
+    """The language menu of the two home pages links "/" and "/zh/" (i18n's root links); made relative,
+    as on every other page, so that the site works under any path prefix and from a folder."""
+    import posixpath
+
+    def sub(m):
+        target = m.group(2).lstrip("/")
+        rel = posixpath.relpath(target or ".", page_url.rstrip("/") or ".")
+        rel = (
+            "./"
+            if rel == "."
+            else rel + ("/" if not rel.endswith("/") and (not target or target.endswith("/")) else "")
+        )
+        return m.group(1) + rel + m.group(3)
+
+    return LANG_LINK.sub(sub, output)
 
 
 def on_post_page(output: str, page, config, **kwargs):
@@ -166,6 +185,7 @@ def on_post_page(output: str, page, config, **kwargs):
     """
     lang = _lang(page)
     output = ALT_LINK.sub("", output)
+    output = relative_lang_links(output, page.url)
     output = reader.decorate(output, lang, page.url, config.get("repo_url"), _branch(config))
     output = reader.diagram_notes(output, lang)
     output = reader.breakable_paths(output)

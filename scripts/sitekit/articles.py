@@ -49,8 +49,8 @@ ARTICLES = [
             "zh": "PyTorch 编译栈：从 TorchDynamo 到 TorchInductor 的算子融合",
         },
         {
-            "en": "TorchScript, TorchDynamo and TorchInductor; measured torch.compile gains, fusion mechanics, IR tracing and choosing a mode for production.",
-            "zh": "TorchScript、TorchDynamo 与 TorchInductor；实测 torch.compile 的收益、融合机制、IR 追踪，以及生产环境的模式选择。",
+            "en": "TorchScript, TorchDynamo and TorchInductor; where torch.compile speeds a workload up and where it does not, measured; fusion mechanics, IR tracing and choosing a mode for production.",
+            "zh": "TorchScript、TorchDynamo 与 TorchInductor；实测 torch.compile 在哪些负载上提速、在哪些负载上没有提速；融合机制、IR 追踪，以及生产环境的模式选择。",
         },
     ),
     (
@@ -82,16 +82,16 @@ ARTICLES = [
             "zh": "深入 OpenAI Triton：从零构建 FlashAttention 与高性能 CFD 求解器",
         },
         {
-            "en": "FlashAttention beyond the core, and a computational fluid dynamics solver written in Triton.",
-            "zh": "超越核心版本的 FlashAttention，以及用 Triton 编写的计算流体力学求解器。",
+            "en": "A trainable FlashAttention in Triton and Gluon (backward pass, grouped-query attention, packed variable-length batches, paged-KV decoding), and a validated lattice Boltzmann CFD solver measured against the copy bandwidth.",
+            "zh": "用 Triton 与 Gluon 实现可训练的 FlashAttention（含反向、分组查询注意力、变长打包批次与分页 KV 解码），以及经过验证、以拷贝带宽衡量速度的格子玻尔兹曼 CFD 求解器。",
         },
     ),
     (
         "oneapi-installation",
         {"en": "Intel oneAPI Installation Guide", "zh": "Intel oneAPI 安装指南"},
         {
-            "en": "Base and HPC Toolkits, environment variables, and MPI tests.",
-            "zh": "Base 与 HPC 工具包、环境变量以及 MPI 测试。",
+            "en": "Base and HPC Toolkits, environment variables, MPI tests, and oneMKL and SYCL on a CPU.",
+            "zh": "Base 与 HPC 工具包、环境变量、MPI 测试，以及在 CPU 上运行 oneMKL 与 SYCL。",
         },
     ),
 ]
