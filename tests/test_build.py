@@ -265,3 +265,19 @@ def test_plot_tooltips_name_axes_not_columns(built_site):
                 assert not raw.search(tip), f"{page}: tooltip {tip!r} shows a raw column name"
                 assert ("：" in tip) == (lang == "zh"), f"{page}: tooltip {tip!r} is not punctuated for {lang}"
     assert seen > 100, f"only {seen} plotted points found: did the plots or the tooltip markup change?"
+
+
+def test_language_links_are_relative_on_every_page():
+    """The language menu links "/" and "/zh/" on the two home pages as i18n renders them; the hook makes
+    them relative like every other page's, so the site also works under a path prefix or from a folder."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import mkdocs_hooks
+
+    menu = '<a href="/" hreflang="en">English</a> <a href="/zh/" hreflang="zh">中文</a>'
+    assert mkdocs_hooks.relative_lang_links(menu, "") == menu.replace('"/"', '"./"').replace('"/zh/"', '"zh/"')
+    assert mkdocs_hooks.relative_lang_links(menu, "zh/") == menu.replace('"/"', '"../"').replace('"/zh/"', '"./"')
+    deep = '<a href="/triton-deep-dive/" hreflang="en">'
+    assert (
+        mkdocs_hooks.relative_lang_links(deep, "zh/triton-deep-dive/")
+        == '<a href="../../triton-deep-dive/" hreflang="en">'
+    )
