@@ -157,15 +157,9 @@ def relative_lang_links(output: str, page_url: str) -> str:
     as on every other page, so that the site works under any path prefix and from a folder."""
     import posixpath
 
-    def sub(m):
-        target = m.group(2).lstrip("/")
-        rel = posixpath.relpath(target or ".", page_url.rstrip("/") or ".")
-        rel = (
-            "./"
-            if rel == "."
-            else rel + ("/" if not rel.endswith("/") and (not target or target.endswith("/")) else "")
-        )
-        return m.group(1) + rel + m.group(3)
+    def sub(m):  # every target is a language's folder ("/", "/zh/", "/zh/glossary/"): keep the trailing "/"
+        rel = posixpath.relpath(m.group(2).strip("/") or ".", page_url.rstrip("/") or ".")
+        return m.group(1) + ("./" if rel == "." else rel + "/") + m.group(3)
 
     return LANG_LINK.sub(sub, output)
 
