@@ -358,6 +358,28 @@ def test_render_errors_name_the_file():
         render.render_page('{{ table("foundation/ceilings", cols=["nope"]) }}', "en", "en/x.md")
 
 
+def test_a_setting_a_kernel_lacks_shows_a_dash_not_the_recorded_zero():
+    """table(na=...): the fused softmax has no loop, so its num_stages and unroll cells read "—", not the 0
+    the producer records; an na clause that names a hidden column or matches no row is an error."""
+    call = (
+        '{{ table("triton_kernel_practice/tuning", cols=["kernel", "num_stages", "unroll", "tbps"], '
+        'where={"table": "softmax_online"}%s) }}'
+    )
+    plain = render.render_page(call % "", "en", "en/x.md")
+    dashed = render.render_page(
+        call % ', na={"num_stages": {"kernel": "fused"}, "unroll": {"kernel": "fused"}}', "en", "en/x.md"
+    )
+    fused = [ln for ln in dashed.splitlines() if ln.startswith("| fused")]
+    assert len(fused) == 1 and fused[0].split(" | ")[1:3] == ["—", "—"], fused
+    assert [ln for ln in plain.splitlines() if ln.startswith("| fused")][0].split(" | ")[1:3] == ["0", "0"]
+    online = [ln for ln in dashed.splitlines() if ln.startswith("| online")]
+    assert online and not any("—" in ln for ln in online)
+    with pytest.raises(data.DataError, match="does not show"):
+        render.render_page(call % ', na={"regs": {"kernel": "fused"}}', "en", "en/x.md")
+    with pytest.raises(data.DataError, match="matches no row"):
+        render.render_page(call % ', na={"unroll": {"kernel": "nope"}}', "en", "en/x.md")
+
+
 def test_render_uses_page_language():
     en = render.render_page(
         '{{ table("foundation/ceilings", cols=["case", "tbps"], where={"kind": "memory"}) }}', "en", "en/x.md"

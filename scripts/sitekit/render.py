@@ -181,13 +181,15 @@ def point_title(ds: dict, series, group, x: tuple, a, y: tuple, b, lang: str) ->
     return " · ".join(parts)
 
 
+def _matches(row: dict, where: dict) -> bool:
+    """A list value matches any of its items: where={"kernel": ["cublas", "tma_persistent"]}."""
+    return all(row.get(k) in v if isinstance(v, list) else row.get(k) == v for k, v in where.items())
+
+
 def select(ds: dict, where: dict | None) -> list[dict]:
     rows = ds["rows"]
     if where:
-        # a list value matches any of its items: where={"kernel": ["cublas", "tma_persistent"]}
-        rows = [
-            r for r in rows if all(r.get(k) in v if isinstance(v, list) else r.get(k) == v for k, v in where.items())
-        ]
+        rows = [r for r in rows if _matches(r, where)]
     if not rows:
         raise DataError(f"data/{ds['name']}.json: no row matches {where}")
     return rows
@@ -319,12 +321,35 @@ def short_commit(commit: str) -> str:
     return m.group(1) + (m.group(2) or "") if m else str(commit)
 
 
-def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, sort: str | None = None) -> str:
+def table(
+    name: str,
+    cols: list[str],
+    where: dict | None = None,
+    *,
+    lang: str,
+    sort: str | None = None,
+    na: dict[str, dict] | None = None,
+) -> str:
+    """A Markdown table of the rows `where` selects. `na` maps a column to a where-clause: in the rows
+    that match it the column does not apply (a setting a kernel does not have), and the cell shows "—"
+    whatever the producer recorded there."""
     ds = load(name)
     rows = select(ds, where)
     for c in cols:
         if not any(c in r for r in rows):
             raise DataError(f"data/{name}.json: column '{c}' not in the selected rows")
+    na = na or {}
+    for c, cond in na.items():
+        if c not in cols:
+            raise DataError(f"data/{name}.json: na names column '{c}', which the table does not show")
+        if not any(_matches(r, cond) for r in rows):
+            raise DataError(f"data/{name}.json: na for '{c}' matches no row of the table: {cond}")
+
+    def cell(r: dict, c: str) -> str:
+        if c in na and _matches(r, na[c]):
+            return "—"
+        return target_cell(ds, r, c, lang) if c.startswith("met") else fmt_value(ds, c, r.get(c), lang)
+
     if sort:
         rows = sorted(rows, key=lambda r: (r.get(sort) is None, r.get(sort)))
     head = "| " + " | ".join(column_title(ds, c, lang) for c in cols) + " |"
@@ -340,14 +365,7 @@ def table(name: str, cols: list[str], where: dict | None = None, *, lang: str, s
         )
         + " |"
     )
-    body = [
-        "| "
-        + " | ".join(
-            target_cell(ds, r, c, lang) if c.startswith("met") else fmt_value(ds, c, r.get(c), lang) for c in cols
-        )
-        + " |"
-        for r in rows
-    ]
+    body = ["| " + " | ".join(cell(r, c) for c in cols) + " |" for r in rows]
     prov = provenance_line(ds, lang)
     targets = [c for c in cols if c.startswith("met") and any(isinstance(r.get(c), bool) for r in rows)]
     if targets and not any(previous_row(ds, r) for r in rows):
