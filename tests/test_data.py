@@ -267,7 +267,8 @@ def test_gpu_ci_stale_chooses_what_stale_yml_lists_and_fit_splits_it_across_runs
     import gpu_ci
     from sitekit.stale import current
 
-    stale_gpu = [d.name for d in DATASETS if d.needs == "gpu" and d.name in current()]
+    now = current()
+    stale_gpu = [d.name for d in DATASETS if d.needs == "gpu" and d.name in now]
     p = _gpu_ci_cli("--stale", "--no-blocks", "--plan")
     assert p.returncode == 0, p.stderr
     listed = [line.split()[0] for line in p.stdout.splitlines() if line.startswith("  ")]

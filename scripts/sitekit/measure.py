@@ -13,6 +13,7 @@ round-to-round spread kept when a ratio sits near a target (`bench_each_round`, 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import io
@@ -89,8 +90,15 @@ def source_hash(content: bytes, path: str | Path | None = None) -> str:
     blank lines (`code_text`), so correcting a comment in a kernel the page shows leaves its data
     current. Any other file (a C source), a Python file that does not tokenize, and content given without
     a path are hashed as they are, less the META dict."""
+    return _source_hash(content, path is not None and Path(path).suffix == ".py")
+
+
+@functools.lru_cache(maxsize=4096)
+def _source_hash(content: bytes, python: bool) -> str:
+    """source_hash by content: tokenizing is the slow part, and the stale checks hash the same few hundred
+    files once per dataset that records them."""
     body = META_LINE.sub(b"", content)
-    if path is not None and Path(path).suffix == ".py":
+    if python:
         try:
             body = code_text(body.decode("utf-8")).encode("utf-8")
         except (UnicodeDecodeError, SyntaxError, tokenize.TokenError):
