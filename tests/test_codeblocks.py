@@ -11,6 +11,7 @@ Marks, as HTML comments before a block (pytest-codeblocks syntax):
   <!--pytest.mark.needs("nvcc", "mpirun")--> needs tools (tests/needs.py)
   <!--pytest.mark.display("why")-->          shown, not run here (the reason is counted)
   <!--pytest.mark.checked_by("tests/x.py")--> run or compiled by that test file
+  <!--pytest.mark.checked_by("tests/x.py", "output")--> the block above's output, compared by that test file
   <!--pytest.mark.tolerance(0.05)-->         relative tolerance for numbers in expected output
   <!--pytest.mark.timeout(600)-->            seconds (default 300)
   <!--pytest-codeblocks:cont-->              continues the previous block (one program)

@@ -189,9 +189,10 @@ def run_program(site: Path, page_url: str, prog: Program, scratch_root: Path) ->
     scratch.mkdir(parents=True)
     for href in prog.files:
         _fetch(site, page_url, href, scratch)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_CURRENT_TEST")}
+    # PYTHONUNBUFFERED is dropped too: a reader's shell does not set it, and without it Python buffers what
+    # it prints into a pipe until exit, after its traceback, which changes what `... 2>&1 | grep` shows
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_CURRENT_TEST", "PYTHONUNBUFFERED")}
     env.update(
-        PYTHONUNBUFFERED="1",
         PYTHONDONTWRITEBYTECODE="1",
         PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
         VIRTUAL_ENV=str(Path(sys.executable).parent.parent),
@@ -348,7 +349,8 @@ def test_reader_test_sees_the_marks():
         "```python\nprint(1)\n```\n\n<!--pytest.mark.gpu-->\n```sh\nnvidia-smi\n```\n\n"
         "<!--pytest-codeblocks:expected-output-->\n\n```text\n1\n```\n\n"
         '```bash\n--8<-- "snippets/cuda_compilation_pipeline/env.sh"\n'
-        '--8<-- "snippets/cuda_compilation_pipeline/inspect.sh:sass"\n```\n'
+        '--8<-- "snippets/cuda_compilation_pipeline/inspect.sh:sass"\n```\n\n'
+        '<!--pytest.mark.checked_by("tests/test_reader.py", "output")-->\n```text\nmasked 0.1 s\n```\n'
     )
     import markdown
 
@@ -364,7 +366,14 @@ def test_reader_test_sees_the_marks():
     d.mkdir()
     (d / "index.html").write_text(html, encoding="utf-8")
     blocks = read_blocks(d.parent, "x/")
-    assert [b.attrs["data-run"] for b in blocks] == ["standalone", "cont", "standalone", "output", "standalone"]
+    assert [b.attrs["data-run"] for b in blocks] == [
+        "standalone",
+        "cont",
+        "standalone",
+        "output",
+        "standalone",
+        "standalone",
+    ]
     assert blocks[0].links == ["../snippets/index/environment.py"]
     assert "snippets/index/environment.py · check" in blocks[0].meta
     assert "needs an NVIDIA GPU" in blocks[2].meta
@@ -374,6 +383,11 @@ def test_reader_test_sees_the_marks():
         "../snippets/cuda_compilation_pipeline/inspect.sh",
     ]
     assert "snippets/cuda_compilation_pipeline/inspect.sh · sass" in blocks[4].meta
+    # an output that a test compares (numbers masked, or split across tabs) says both what it is and who checks it
+    assert "output of the block above" in blocks[5].meta and "run by the site's tests in" in blocks[5].meta
+    assert "output of the block above" not in blocks[4].meta
+    with pytest.raises(ValueError, match="can only be 'output'"):
+        reader.annotate('<!--pytest.mark.checked_by("tests/test_reader.py", "outptu")-->\n```text\nx\n```\n')
     shutil.rmtree(d.parent)
 
 

@@ -88,21 +88,19 @@ def collect_provenance(argv: list[str] | None = None) -> dict:
         "commit": _git_commit(),
         "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(argv[0], ROOT), *argv[1:]]),
     }
-    try:
+    # torch and Triton only when the producer imported them: a benchmark of MPI or BLAS that never loads
+    # them would otherwise carry their versions on its provenance line as if they were part of the run
+    if "torch" in sys.modules:
         import torch
 
         prov["torch"] = torch.__version__
         if torch.cuda.is_available():
             prov["gpu"] = torch.cuda.get_device_name()
             prov["cuda"] = torch.version.cuda
-    except ImportError:
-        pass
-    try:
+    if "triton" in sys.modules:
         import triton
 
         prov["triton"] = triton.__version__
-    except ImportError:
-        pass
     try:
         out = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],

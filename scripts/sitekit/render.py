@@ -268,6 +268,20 @@ def producer_command(ds: dict) -> str:
     return " ".join(["python", f"scripts/measure/{ds['name']}.py", *args])
 
 
+def libraries(ds: dict) -> dict:
+    """{library: version} a producer recorded for what it measured (key "libraries"); the first dgemm runs
+    recorded oneMKL's version as "mkl" and NumPy's BLAS as "numpy_blas", read here the same way."""
+    if ds.get("libraries"):
+        return dict(ds["libraries"])
+    legacy = {}
+    if ds.get("mkl"):
+        legacy["oneMKL"] = ds["mkl"]
+    if ds.get("numpy_blas"):  # e.g. "scipy-openblas 0.3.30"
+        name, _, version = str(ds["numpy_blas"]).partition(" ")
+        legacy[name] = version
+    return legacy
+
+
 def provenance_line(ds: dict, lang: str) -> str:
     p = ds["provenance"]
     # a CPU machine's description may have a translation in labels.yml, keyed by the recorded text
@@ -281,6 +295,8 @@ def provenance_line(ds: dict, lang: str) -> str:
     tool = ds.get("toolchain") or p.get("toolchain")  # e.g. the nvcc that built the CUDA page's binaries
     if tool:
         parts.append(html.escape(str(tool)))
+    for lib, version in libraries(ds).items():  # the libraries a CPU benchmark compares (MPI, BLAS)
+        parts.append(html.escape(f"{lib} {version}"))
     for k, name in (("torch", "torch"), ("triton", "Triton"), ("python", "Python")):
         if p.get(k):
             parts.append(f"{name} {p[k]}")

@@ -6,7 +6,7 @@ set -euo pipefail
 # --8<-- [start:hosts]
 printf 'node01\nnode02\n' > hosts                  # one host name per line; passwordless ssh between them
 export I_MPI_HYDRA_BOOTSTRAP=ssh                   # or slurm/pbs/lsf under a batch system
-export FI_PROVIDER=mlx                             # InfiniBand through UCX, which every node needs (libucp.so.0); tcp for plain Ethernet
+export FI_PROVIDER=ucx                             # InfiniBand through UCX (libucp.so.0 on every node); mlx up to Intel MPI 2021.18; tcp for Ethernet
 # with the wheels, FI_PROVIDER=verbs also needs FI_PROVIDER_PATH=<env>/lib; efa is for AWS
 # hybrid MPI + OpenMP only: export I_MPI_PIN_DOMAIN=omp gives each rank OMP_NUM_THREADS cores for its threads
 I_MPI_DEBUG=5 mpiexec -f hosts -n 8 -ppn 4 ./ring  # 4 ranks per node; the debug lines name the provider chosen

@@ -24,6 +24,7 @@ module use "$HOME/oneapi-modules"
 module avail                                     # compiler/<version>  mkl/<version>  mpi/<version> ...
 module load compiler mkl mpi
 # cluster-wide instead: once, as root, into the shared install; then add that folder to the site's MODULEPATH
-# (Environment Modules: a line in /usr/share/Modules/init/.modulespath; Lmod: its MODULEPATH setup)
+# (Environment Modules: a line in /etc/environment-modules/modulespath on Debian/Ubuntu,
+#  /usr/share/Modules/init/.modulespath on RHEL; Lmod: its MODULEPATH setup)
 sudo /opt/intel/oneapi/modulefiles-setup.sh --output-dir=/opt/intel/oneapi/modulefiles
 # --8<-- [end:modules]

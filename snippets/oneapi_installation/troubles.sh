@@ -37,7 +37,7 @@ ompi mpicc.openmpi hello.c -o hello.ompi
 try ompi mpirun.openmpi -n $(( $(nproc) + 2 )) ./hello.ompi | first "not enough slots" | grep -o "There are not enough slots available in the system"
 
 echo "7. no OpenCL driver found (OCL_ICD_FILENAMES unset)"
-try env -u OCL_ICD_FILENAMES python3 -c "import dpctl; print(dpctl.get_devices()); dpctl.select_default_device()" \
+try env -u OCL_ICD_FILENAMES python3 -u -c "import dpctl; print(dpctl.get_devices()); dpctl.select_default_device()" \
   | grep -E "^\[|Error"
 
 echo "8. a SYCL device selector without the wheels' lib/ in LD_LIBRARY_PATH"
