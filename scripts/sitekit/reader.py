@@ -393,7 +393,9 @@ RUN_TEXT = {
         "after": "Without an NVIDIA GPU the test runs Triton kernels through the interpreter "
         '(`TRITON_INTERPRET=1`) and skips the blocks marked "needs an NVIDIA GPU". For a CPU-only '
         "machine, add `--extra-index-url https://download.pytorch.org/whl/cpu` to the first `pip` line. "
-        "The second installs the repository's own scripts (`sitekit`), which the tests import.",
+        "The second installs the repository's own scripts (`sitekit`), which the tests import. Where the "
+        'page has blocks badged "run by the site\'s tests", the last line runs those test files, and a page '
+        "that needs a toolchain (CUDA, Intel MPI) has its install line before them.",
         "norepo": "# this build has no repository URL (set SITE_REPO_URL): clone the site's repository",
     },
     "zh": {
@@ -403,10 +405,32 @@ RUN_TEXT = {
         "只用页面链接的文件，按页面所示逐块运行）：",
         "after": "没有 NVIDIA GPU 时，测试会让 Triton 内核在解释器中运行（`TRITON_INTERPRET=1`），"
         "并跳过标有“需要 NVIDIA GPU”的代码块。只有 CPU 的机器，请在第一行 `pip` 命令后加上 "
-        "`--extra-index-url https://download.pytorch.org/whl/cpu`。第二行 `pip` 命令安装仓库自带的脚本（`sitekit`），测试要导入它。",
+        "`--extra-index-url https://download.pytorch.org/whl/cpu`。第二行 `pip` 命令安装仓库自带的脚本（`sitekit`），测试要导入它。"
+        "页面上有标着“由站点测试……运行检查”的代码块时，最后一行会运行这些测试文件；需要工具链（CUDA、Intel MPI）的页面，"
+        "在那之前还有一行安装命令。",
         "norepo": "# 本次构建没有仓库地址（请设置 SITE_REPO_URL）：请克隆本站的仓库",
     },
 }
+
+
+# The toolchains some pages' blocks need beyond requirements-test.txt (scripts/test.sh installs the same)
+TOOLCHAIN_INSTALL = {
+    "cuda-compilation-pipeline": ["pip install -r requirements-cuda.txt"],
+    "oneapi-installation": [
+        "sudo apt-get install openmpi-bin libopenmpi-dev pkg-config   # Open MPI beside Intel MPI (Debian, Ubuntu)",
+        "pip install -r requirements-oneapi.txt",
+    ],
+}
+CHECKED_BY_TEST = re.compile(r"pytest\.mark\.checked_by\(\s*[\"'](tests/[\w/]+\.py)")
+
+
+def page_tests(slug: str) -> list[str]:
+    """The test files that run or compare this page's blocks marked checked_by (the compile-and-inspect
+    blocks, the IR samples): the reader test shows them but leaves them to those files."""
+    from . import DOCS
+
+    page = DOCS / "en" / f"{slug}.md"
+    return sorted(set(CHECKED_BY_TEST.findall(page.read_text(encoding="utf-8")))) if page.is_file() else []
 
 
 def run_commands(slug: str, repo: str | None) -> str:
@@ -414,15 +438,20 @@ def run_commands(slug: str, repo: str | None) -> str:
     vendor_js.py fetches the pinned KaTeX and Mermaid the site build needs (npm)."""
     name = repo.rstrip("/").rsplit("/", 1)[-1] if repo else "REPOSITORY"
     clone = f"git clone {repo}.git && cd {name}" if repo else None
+    tests = page_tests(slug)
     return "\n".join(
         ([clone] if clone else [])
         + [
             "python3 -m venv .venv && . .venv/bin/activate",
             "pip install -r requirements-test.txt",
             "pip install --no-deps -e .",
+        ]
+        + TOOLCHAIN_INSTALL.get(slug, [])
+        + [
             "python scripts/vendor_js.py",
             f"python -m pytest -q tests/test_reader.py -k {slug}",
         ]
+        + ([f"python -m pytest -q {' '.join(tests)}"] if tests else [])
     )
 
 

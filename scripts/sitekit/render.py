@@ -78,7 +78,7 @@ TEXT = {
     "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
     "unsettled": {"en": "unsettled: its noise is {pct} %", "zh": "未定：噪声达 {pct}%"},
     "near_edge": {"en": "just outside the noise of the target", "zh": "与目标之差略超出噪声"},
-    "edge": {"en": ", only just", "zh": "（但离噪声边界很近）"},
+    "edge": {"en": ", only just", "zh": "，但离噪声边界很近"},
     "this_run": {"en": "this run", "zh": "本次"},
     "last_run": {"en": "previous run", "zh": "上次"},
     "runs_n": {
@@ -268,6 +268,19 @@ def producer_command(ds: dict) -> str:
     return " ".join(["python", f"scripts/measure/{ds['name']}.py", *args])
 
 
+TOOLCHAIN_ZH = ((" (PyPI wheels)", "（PyPI wheel）"), (" (system nvcc ", "（系统 nvcc "))
+
+
+def toolchain_text(tool: str, lang: str) -> str:
+    """A recorded toolchain ("nvcc V13.0.88 (PyPI wheels)") with its English words in the page's language."""
+    if lang == "zh":
+        for en, zh in TOOLCHAIN_ZH:
+            tool = tool.replace(en, zh)
+        if "（系统 nvcc " in tool and tool.endswith(")"):
+            tool = tool[:-1] + "）"
+    return tool
+
+
 def libraries(ds: dict) -> dict:
     """{library: version} a producer recorded for what it measured (key "libraries"); the first dgemm runs
     recorded oneMKL's version as "mkl" and NumPy's BLAS as "numpy_blas", read here the same way."""
@@ -294,7 +307,7 @@ def provenance_line(ds: dict, lang: str) -> str:
         parts.append(f"CUDA {p['cuda']}")
     tool = ds.get("toolchain") or p.get("toolchain")  # e.g. the nvcc that built the CUDA page's binaries
     if tool:
-        parts.append(html.escape(str(tool)))
+        parts.append(html.escape(toolchain_text(str(tool), lang)))
     for lib, version in libraries(ds).items():  # the libraries a CPU benchmark compares (MPI, BLAS)
         parts.append(html.escape(f"{lib} {version}"))
     for k, name in (("torch", "torch"), ("triton", "Triton"), ("python", "Python")):
