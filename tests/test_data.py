@@ -1140,3 +1140,13 @@ def test_gpu_ci_records_the_clock_of_a_timed_producer_only(tmp_path, monkeypatch
         new, msg, _log = gpu_ci.measure(ds, tmp_path)
         assert new is not None, msg
         assert (new["provenance"].get("clocks") == fake) is timed
+
+
+def test_a_ratio_that_rounds_to_one_keeps_a_third_decimal():
+    """0.9964 shown as "1.00" next to "not met" (target >= 1.0x) reads as a contradiction: it shows 0.996."""
+    ds = {"metrics": {"ratio": {"fmt": ".2f"}}}
+    assert render.fmt_value(ds, "ratio", 0.9964, "en") == "0.996"
+    assert render.fmt_value(ds, "ratio", 1.0041, "en") == "1.004"
+    assert render.fmt_value(ds, "ratio", 1.0, "en") == "1.00"
+    assert render.fmt_value(ds, "ratio", 1.0003, "en") == "1.00"
+    assert render.fmt_value(ds, "ratio", 1.2049, "en") == "1.20"
