@@ -133,7 +133,20 @@ def main(argv=None) -> int:
             for name, text in samples.items()]
     metrics = {"lines": {"unit": "lines", "noise": 0, "fmt": "d", "check": False}}
     ds = data.new(NAME, metrics, rows, argv=[__file__, *(argv if argv is not None else sys.argv[1:])])
+    ds["sources"].update(run_sources())
     return data.save(ds, args.out, quick=args.quick)
+
+
+def run_sources() -> dict[str, str]:
+    """{repository path: source_hash} of the snippet files the samples come from but this process does not
+    import (they run as subprocesses): the shell scripts, the Python snippets, and the .mlir inputs, so a
+    change to any of them marks this dataset stale (tests/test_data.py) until it is regenerated."""
+    from sitekit import measure
+
+    folder = ROOT / "snippets" / "mlir_architecture"
+    names = {s for s, _ in SHELL.values()} | {"env.sh", "tools.py", "rewrite.py", "xla.py", "torch_import.py"}
+    files = sorted([folder / n for n in names] + list(folder.glob("*.mlir")))
+    return {str(f.relative_to(ROOT)): measure.source_hash(f.read_bytes(), f) for f in files}
 
 
 if __name__ == "__main__":
