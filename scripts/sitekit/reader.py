@@ -19,7 +19,8 @@ from __future__ import annotations
 import html
 import re
 
-from .pages import SNIPPET_LINE
+from . import DOCS
+from .pages import MARK, SNIPPET_LINE
 
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^`\n]*)$")
 MARK_LINE = re.compile(r"^\s*<!--\s*(?P<mark>pytest\.mark\.\w+(?:\(.*\))?|pytest-codeblocks:[\w-]+)\s*-->\s*$")
@@ -421,16 +422,17 @@ TOOLCHAIN_INSTALL = {
         "pip install -r requirements-oneapi.txt",
     ],
 }
-CHECKED_BY_TEST = re.compile(r"pytest\.mark\.checked_by\(\s*[\"'](tests/[\w/]+\.py)")
 
 
 def page_tests(slug: str) -> list[str]:
     """The test files that run or compare this page's blocks marked checked_by (the compile-and-inspect
     blocks, the IR samples): the reader test shows them but leaves them to those files."""
-    from . import DOCS
-
     page = DOCS / "en" / f"{slug}.md"
-    return sorted(set(CHECKED_BY_TEST.findall(page.read_text(encoding="utf-8")))) if page.is_file() else []
+    if not page.is_file():
+        return []
+    marks = [m for m in MARK.finditer(page.read_text(encoding="utf-8")) if m.group("name") == "checked_by"]
+    targets = {_marks([f"pytest.mark.checked_by({m.group('args')})"])["checked_by"][0] for m in marks}
+    return sorted({t.split("::")[0] for t in targets if t.startswith("tests/")})
 
 
 def run_commands(slug: str, repo: str | None) -> str:

@@ -277,17 +277,18 @@ def producer_command(ds: dict) -> str:
     return " ".join(["python", f"scripts/measure/{ds['name']}.py", *args])
 
 
-TOOLCHAIN_ZH = ((" (PyPI wheels)", "（PyPI wheel）"), (" (system nvcc ", "（系统 nvcc "))
+TOOLCHAIN_ZH = {"PyPI wheels": "PyPI wheel", "system nvcc": "系统 nvcc"}
 
 
 def toolchain_text(tool: str, lang: str) -> str:
-    """A recorded toolchain ("nvcc V13.0.88 (PyPI wheels)") with its English words in the page's language."""
-    if lang == "zh":
-        for en, zh in TOOLCHAIN_ZH:
-            tool = tool.replace(en, zh)
-        if "（系统 nvcc " in tool and tool.endswith(")"):
-            tool = tool[:-1] + "）"
-    return tool
+    """A recorded toolchain ("nvcc V13.0.88 (PyPI wheels)") with its parenthesis in the page's language."""
+    m = re.fullmatch(r"(.*?) \((.*)\)", tool)
+    if lang != "zh" or not m:
+        return tool
+    inner = m.group(2)
+    for en, zh in TOOLCHAIN_ZH.items():
+        inner = inner.replace(en, zh)
+    return f"{m.group(1)}（{inner}）"
 
 
 def libraries(ds: dict) -> dict:
