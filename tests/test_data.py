@@ -789,6 +789,12 @@ def test_check_and_verdict_markers_follow_the_data(monkeypatch):
     with pytest.raises(data.DataError, match="no longer satisfies"):
         render.check("art/ds", "x", {"case": "same"}, ">", 1.0, lang="en")
     assert render.check("art/ds", "x", {"case": "fast"}, ">", {"case": "slow"}, lang="en") == ""
+    # factor scales the reference row: 1.3 is above 1.5 x 0.8 = 1.2 plus 5 % noise; 1.6 x 0.8 = 1.28 plus noise is not
+    assert render.check("art/ds", "x", {"case": "fast"}, ">", {"case": "slow"}, factor=1.5, lang="en") == ""
+    with pytest.raises(data.DataError, match="no longer satisfies '> 1.28'"):
+        render.check("art/ds", "x", {"case": "fast"}, ">", {"case": "slow"}, factor=1.6, lang="en")
+    with pytest.raises(data.DataError, match="factor must be a positive number"):
+        render.check("art/ds", "x", {"case": "fast"}, ">", {"case": "slow"}, factor=0, lang="en")
     assert [render.verdict("art/ds", "x", {"case": c}, lang="en") for c in ("fast", "same", "slow")] == [
         "faster",
         "slower",

@@ -79,7 +79,7 @@ def scan_text(markdown: str, page: str = "<text>") -> list[Fragile]:
         kw = {k.arg: _literal(k.value) for k in tree.keywords if k.arg}
         name, metric = args[0], args[1]
         where, op, ref = kw.get("where"), kw.get("op", ">"), kw.get("ref", 1.0)
-        v, r, noise = _judge(name, metric, where, ref)
+        v, r, noise = _judge(name, metric, where, ref, kw.get("factor", 1.0))
         if noise <= 0:  # exact figures (counts, bytes from a compiler): a flip is a real change
             continue
         mg = margin(op, v, r, noise)

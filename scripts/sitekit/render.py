@@ -714,9 +714,11 @@ def _ref(ds: dict, name: str, metric: str, ref) -> float:
     raise DataError(f"ref must be a number or a where-dict of another row, found {ref!r}")
 
 
-def _judge(name: str, metric: str, where: dict | None, ref) -> tuple[float, float, float]:
+def _judge(name: str, metric: str, where: dict | None, ref, factor: float = 1.0) -> tuple[float, float, float]:
     ds, row, v = _one_row(name, metric, where)
-    r = _ref(ds, name, metric, ref)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0:
+        raise DataError(f"factor must be a positive number, found {factor!r}")
+    r = _ref(ds, name, metric, ref) * factor
     other = (
         _one_row(name, metric, ref)[1] if isinstance(ref, dict) else None
     )  # a row compared with: its spread counts too
@@ -724,12 +726,15 @@ def _judge(name: str, metric: str, where: dict | None, ref) -> tuple[float, floa
     return v, r, noise
 
 
-def check(name: str, metric: str, where: dict | None = None, op: str = ">", ref=1.0, *, lang: str) -> str:
+def check(
+    name: str, metric: str, where: dict | None = None, op: str = ">", ref=1.0, factor: float = 1.0, *, lang: str
+) -> str:
     """Renders nothing; fails the build when the data no longer supports the sentence it sits in.
     op: ">" above ref beyond the figure's noise, "<" below it beyond noise, "~" within noise of ref,
     "<~" not above ref beyond noise (below, or within noise), ">~" not below ref beyond noise,
-    ">=" / "<=" plain comparisons."""
-    v, r, noise = _judge(name, metric, where, ref)
+    ">=" / "<=" plain comparisons. factor scales the reference: a sentence saying "close to twice the
+    other row" checks op=">", factor=1.8 against that row."""
+    v, r, noise = _judge(name, metric, where, ref, factor)
     ok = {
         ">": v > r * (1 + noise),
         "<": v < r * (1 - noise),
