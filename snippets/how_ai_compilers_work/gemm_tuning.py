@@ -164,7 +164,7 @@ class Gpu:
     smem_bytes_per_clk: int = 128      # shared-memory bandwidth per SM
     clock_ghz: float = 1.98
     tensor_tflops: float = 989.0       # dense fp16 tensor-core rate
-    dram_tbps: float = 4.8             # HBM bandwidth
+    dram_tbps: float = 4.8             # HBM bandwidth: the H200 SXM's (an H100 SXM has 3.35)
     l2_over_dram: float = 2.0          # assumption: L2 feeds the SMs at about twice DRAM's rate
     latency_ns: float = 700.0          # assumption: time for a tile load to arrive
 

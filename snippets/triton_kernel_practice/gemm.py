@@ -58,7 +58,7 @@ def gemm_tile(a_ptr, b_ptr, c_ptr, M, N, K,
         if EVEN_K:
             a = tl.load(a_ptrs)
             b = tl.load(b_ptrs)
-        else:                                   # the last K step hangs over the edge: pad with zeros
+        else:                                   # K % BLOCK_K != 0: every step masks, the last one pads zeros
             k_left = K - k * BLOCK_K
             a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
             b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
