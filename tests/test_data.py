@@ -1156,3 +1156,13 @@ def test_a_ratio_that_rounds_to_one_keeps_a_third_decimal():
     assert render.fmt_value(ds, "ratio", 1.0, "en") == "1.00"
     assert render.fmt_value(ds, "ratio", 1.0003, "en") == "1.00"
     assert render.fmt_value(ds, "ratio", 1.2049, "en") == "1.20"
+
+
+def test_a_non_zero_figure_that_rounds_to_zero_keeps_two_digits():
+    """0.28 s of compiling shown as "0" reads as free: it shows 0.28; a real zero stays "0"."""
+    ds = {"metrics": {"s": {"fmt": ".0f"}, "x": {"fmt": ".1f"}}}
+    assert render.fmt_value(ds, "s", 0.2812, "en") == "0.28"
+    assert render.fmt_value(ds, "s", 0.0, "en") == "0"
+    assert render.fmt_value(ds, "s", 0.94, "en") == "1"
+    assert render.fmt_value(ds, "x", 0.0004, "en") == "0.0004"
+    assert render.fmt_value(ds, "x", -0.02, "en") == "-0.02"

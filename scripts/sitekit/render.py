@@ -141,6 +141,10 @@ def fmt_value(ds: dict, col: str, v, lang: str) -> str:
             # beside "not met" reads as a contradiction, so such a value keeps its third decimal
             if fmt == ".2f" and out == "1.00" and abs(v - 1.0) >= 5e-4:
                 out = format(v, ".3f")
+            # a cost that rounds to nothing is not nothing: 0.28 s compiling one config shown as "0"
+            # beside "1" for three reads as free, so a non-zero figure that rounds to zero keeps two digits
+            elif v and re.fullmatch(r"-?0(\.0*)?", out):
+                out = format(v, ".2g")
             return out
         if isinstance(v, int):
             return f"{v:,}"
