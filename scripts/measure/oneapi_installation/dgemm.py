@@ -39,10 +39,11 @@ print(f"{n},{best:.6f},{2 * n**3 / best / 1e9:.2f}")
 """
 
 
-def numpy_blas() -> str:
+def numpy_blas() -> tuple[str, str]:
+    """The BLAS NumPy was built with, (name, version), e.g. ("scipy-openblas", "0.3.30")."""
     import numpy as np
     cfg = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-    return f"{cfg['name']} {cfg.get('version', '')}".strip()
+    return cfg["name"], str(cfg.get("version", ""))
 
 
 def main(argv=None) -> int:
@@ -85,8 +86,10 @@ def main(argv=None) -> int:
         rows.append({"blas": blas, "threads": threads, "matrix_n": n, "gflops": best,
                      "gflops_spread": round((best - min(g)) / best, 3)})
     metrics = {"gflops": {"unit": "GFLOP/s", "noise": 0.3, "better": "higher", "fmt": ".1f", "check": False}}
-    ds = data.new(NAME, metrics, rows, rounds=rounds, loadavg_1min=loads, numpy_blas=numpy_blas(),
-                  mkl=mkl_version)
+    import numpy as np
+
+    ds = data.new(NAME, metrics, rows, rounds=rounds, loadavg_1min=loads,
+                  libraries={"oneMKL": mkl_version, "NumPy": np.__version__, **dict([numpy_blas()])})
     ds["sources"].update(c.source_hashes("dgemm.c"))
     return data.save(ds, args.out, quick=args.quick)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 META = {"needs": "cpu", "tier": "weekly", "budget_s": 120}
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -50,6 +51,16 @@ def parse_imb(out: str) -> list[dict]:
     return rows
 
 
+def versions(work: Path) -> dict:
+    """The two MPIs' versions as their launchers report them (first line of --version)."""
+    impi = c.run(["mpiexec", "--version"], work).splitlines()[0]          # "... Version 2021.18.1 Build ..."
+    ompi = c.run(["mpirun.openmpi", "--version"], work, environ=c.env_system()).splitlines()[0]  # "... 4.1.4"
+    m = re.search(r"Version (\S+)", impi)
+    if not m or not ompi.split():
+        raise SystemExit(f"{NAME}: could not read the MPI versions from {impi!r} and {ompi!r}")
+    return {"Intel MPI": m.group(1), "Open MPI": ompi.split()[-1]}
+
+
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of all three programs (default 3)")
@@ -68,6 +79,7 @@ def main(argv=None) -> int:
         work = Path(t)
         impi_bin = c.build([mpicc], "bench.c", "bench_impi", work)
         ompi_bin = c.build([ompicc], "bench.c", "bench_ompi", work, environ=c.env_system())
+        libs = versions(work)
         msglog = f"0:{max_bytes.bit_length() - 1}"
         runs: dict[tuple, list[dict]] = {}
         loads = []
@@ -92,7 +104,7 @@ def main(argv=None) -> int:
         "mbps": {"unit": "MB/s", "noise": 0.5, "better": "higher", "fmt": ".0f", "check": False},
     }
     ds = data.new(NAME, metrics, rows, params={"bytes": {"fmt": "pow2"}}, ranks=2, rounds=rounds,
-                  loadavg_1min=loads)
+                  loadavg_1min=loads, libraries=libs)
     ds["sources"].update(c.source_hashes("bench.c"))
     return data.save(ds, args.out, quick=args.quick)
 
