@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -1166,3 +1168,20 @@ def test_a_non_zero_figure_that_rounds_to_zero_keeps_two_digits():
     assert render.fmt_value(ds, "s", 0.94, "en") == "1"
     assert render.fmt_value(ds, "x", 0.0004, "en") == "0.0004"
     assert render.fmt_value(ds, "x", -0.02, "en") == "-0.02"
+
+
+def test_provenance_names_the_cpu_model_when_measured_on_is_unset(monkeypatch):
+    """CPU timings on the 2-core VM depend on which CPU it landed on (AMD EPYC one day, Intel Xeon the next):
+    without MEASURED_ON the machine is the model name from /proc/cpuinfo, the architecture and the count."""
+    import platform
+
+    monkeypatch.delenv("MEASURED_ON", raising=False)
+    prov = data.collect_provenance(["scripts/measure/x.py"])
+    assert prov["machine"].endswith(f", {os.cpu_count()} CPUs")
+    assert prov["machine"].startswith(data.cpu_model()) and platform.machine() in data.cpu_model()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file() and "model name" in cpuinfo.read_text():
+        model = next(ln for ln in cpuinfo.read_text().splitlines() if ln.startswith("model name"))
+        assert data.cpu_model().startswith(model.split(":", 1)[1].strip())
+    monkeypatch.setenv("MEASURED_ON", "NVIDIA H200 machine")
+    assert data.collect_provenance(["scripts/measure/x.py"])["machine"] == "NVIDIA H200 machine"

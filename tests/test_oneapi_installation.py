@@ -297,7 +297,8 @@ def test_measured_datasets_cover_what_the_page_shows():
     bench = json.loads((DATA / "oneapi_installation" / "mpi_bench.json").read_text())
     series = {r["mpi_series"] for r in bench["rows"]}
     assert series == {"impi_imb", "impi_bench_c", "openmpi_bench_c"}
-    assert "machine" in bench["provenance"] and "2-core" in bench["provenance"]["machine"]
+    # measured on a machine of the CI's size, named with its CPU model (which changes from day to day)
+    assert re.search(r"(2-core|, 2 CPUs$)", bench["provenance"]["machine"]), bench["provenance"]["machine"]
     gemm = json.loads((DATA / "oneapi_installation" / "dgemm.json").read_text())
     assert {(r["blas"], r["threads"]) for r in gemm["rows"]} == {
         (b, t) for b in ("blas_mkl", "blas_openblas") for t in (1, 2)

@@ -69,6 +69,18 @@ def _git_commit() -> str:
         return "unknown"
 
 
+def cpu_model() -> str:
+    """The CPU's model name ("Intel(R) Xeon(R) Processor", "AMD EPYC 7763 64-Core Processor") from
+    /proc/cpuinfo, with the architecture; the architecture alone where there is no /proc/cpuinfo."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()} ({platform.machine()})"
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def collect_provenance(argv: list[str] | None = None) -> dict:
     """Describe the machine and software that produced a dataset."""
     argv = list(sys.argv if argv is None else argv)
@@ -76,8 +88,9 @@ def collect_provenance(argv: list[str] | None = None) -> dict:
         i = argv.index("--out")
         del argv[i : i + 2]
     prov = {
-        # MEASURED_ON names the machine in words (e.g. "lent H200 (device tool)")
-        "machine": os.environ.get("MEASURED_ON", f"{platform.machine()}, {os.cpu_count()} CPUs"),
+        # MEASURED_ON names the machine in words (e.g. "NVIDIA H200 machine"); without it, the CPU model
+        # and count: CPU timings on a 2-core VM depend on which CPU the VM landed on that day
+        "machine": os.environ.get("MEASURED_ON", f"{cpu_model()}, {os.cpu_count()} CPUs"),
         "gpu": None,
         "driver": None,
         "cuda": None,
