@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
@@ -158,11 +159,20 @@ class _Server(http.server.SimpleHTTPRequestHandler):
         return io.BytesIO(body)
 
 
+class _Httpd(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # the browser closing a connection mid-transfer (it navigated on, or had what it needed) is not an
+        # error of the site; anything else still prints its traceback
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 @pytest.fixture(scope="module")
 def server(built_site):
     site, rc, log, _ = built_site
     assert rc == 0, f"site did not build:\n{log[-3000:]}"
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Server, directory=str(site)))
+    httpd = _Httpd(("127.0.0.1", 0), functools.partial(_Server, directory=str(site)))
     t = threading.Thread(target=httpd.serve_forever, daemon=True)
     t.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
