@@ -168,9 +168,9 @@ def traffic(case, shape, elem=4):
 
 
 if __name__ == "__main__":
+    # --8<-- [start:check]
     if DEVICE == "cuda" and not torch.cuda.is_available():
         raise SystemExit("fusion.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
-    # --8<-- [start:check]
     torch.manual_seed(0)
     x, g = torch.randn(10_000, device=DEVICE), torch.randn(10_000, device=DEVICE)
     torch.testing.assert_close(silu_mul(x, g), silu_mul_eager(x, g))

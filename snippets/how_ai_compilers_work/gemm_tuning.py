@@ -256,9 +256,9 @@ def guided_search(space, measure, M, N, K, n_init=8, per_round=4, budget=24, see
 
 
 if __name__ == "__main__":
+    # --8<-- [start:setup]
     if DEVICE == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gemm_tuning.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU at tiny sizes")
-    # --8<-- [start:setup]
     SPACE = config_space()
     if INTERPRET:   # the interpreter runs tiles as numpy arrays: keep them small
         SPACE = [c for c in SPACE if c.kwargs["BLOCK_M"] <= 64 and c.kwargs["BLOCK_K"] <= 64 and c.num_stages <= 3]
