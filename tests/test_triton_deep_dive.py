@@ -67,6 +67,46 @@ def test_attention_matches_fp32_forward_and_gradients(B, HQ, HKV, N, D, causal, 
     assert attn.check(B, HQ, HKV, N, D, causal, dtype) < (2e-2 if dtype == torch.bfloat16 else 5e-3)
 
 
+def _low_scores(shape_q, shape_k, generator):
+    """q near +4 and k near -4 in every dimension: each score is about -16 D / sqrt(D), below -128 in the
+    kernels' log2 domain for D = 64, so exp2(0 - lse) overflows fp32 for a key that is not there."""
+    q = (torch.randn(*shape_q, generator=generator) + 4).half()
+    k = (torch.randn(*shape_k, generator=generator) - 4).half()
+    v = torch.randn(*shape_k, generator=generator).half()
+    return q, k, v
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_gradients_stay_finite_when_every_score_of_a_row_is_very_negative(causal):
+    """The dQ kernel's ragged last key tile reads keys past N as zeros, so their score is 0, not -inf: before
+    the tail was masked, P = exp2(0 - lse) there was inf and dQ = dS K came out NaN (N = 50, full attention)."""
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (t.requires_grad_() for t in _low_scores((1, 2, 50, 64), (1, 1, 50, 64), g))
+    do = torch.randn(1, 2, 50, 64, generator=g).half()
+    o = attn.attention(q, k, v, causal=causal)
+    grads = torch.autograd.grad(o, (q, k, v), do)
+    qr, kr, vr = (t.detach().float().requires_grad_() for t in (q, k, v))
+    ref = attn.reference(qr, kr, vr, causal)
+    refs = torch.autograd.grad(ref, (qr, kr, vr), do.float())
+    assert all(torch.isfinite(t).all() for t in (o, *grads)), "NaN or inf in the output or a gradient"
+    errs = [attn.rel_err(o, ref)] + [attn.rel_err(a, b) for a, b in zip(grads, refs)]
+    assert max(errs) < 1e-2, errs
+
+
+def test_varlen_gradients_stay_finite_when_every_score_of_a_row_is_very_negative(varlen):
+    """The same tail in the packed kernel: each sequence's last key tile runs past its own keys."""
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (t.requires_grad_() for t in _low_scores((45, 2, 64), (45, 1, 64), g))
+    cu = torch.tensor([0, 21, 45], dtype=torch.int32)
+    do = torch.randn(45, 2, 64, generator=g).half()
+    o = varlen.attention_varlen(q, k, v, cu)
+    grads = torch.autograd.grad(o, (q, k, v), do)
+    qr, kr, vr = (t.detach().float().requires_grad_() for t in (q, k, v))
+    refs = torch.autograd.grad(varlen.reference_varlen(qr, kr, vr, cu), (qr, kr, vr), do.float())
+    assert all(torch.isfinite(t).all() for t in (o, *grads)), "NaN or inf in the output or a gradient"
+    assert max(attn.rel_err(a, b) for a, b in zip(grads, refs)) < 1e-2
+
+
 def test_attention_custom_scale_and_strided_layout():
     torch.manual_seed(1)
     # (B, N, H, D) memory seen as (B, H, N, D), as a fused QKV projection produces

@@ -106,7 +106,8 @@ def _dkdv_tiles(dk, dv, k, v, q_desc, do_desc, lse_ptr, delta_ptr, lo, hi, offs_
         offs_m = start_m + offs_m0
         q = q_desc.load([start_m, 0])
         do = do_desc.load([start_m, 0])
-        # rows past N_CTX: q and dO load as zeros, so they add nothing to dK or dV whatever P is
+        # rows past N_CTX: q and dO load as zeros, so they add nothing to dK or dV whatever P is; keys past
+        # N_CTX (this block's rows) may come out inf or NaN, and the descriptor's store drops those rows
         lse = tl.load(lse_ptr + offs_m, mask=offs_m < N_CTX, other=0.0)
         delta = tl.load(delta_ptr + offs_m, mask=offs_m < N_CTX, other=0.0)
         # work with transposed tiles (keys along rows): P^T = exp2(K Q^T * scale - lse)
@@ -160,17 +161,21 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,   # DK, DV: (B, Hkv, N, D), o
 
 
 @triton.jit
-def _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, hi, offs_m, qk_scale,
-              BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
+def _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, hi, offs_m, N_CTX, qk_scale,
+              BLOCK_N: tl.constexpr,
+              MASK: tl.constexpr):          # 0: none, 1: causal (key <= query), 2: keys past N_CTX
     offs_n0 = tl.arange(0, BLOCK_N)
     for start_n in tl.range(lo, hi, BLOCK_N):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         k = k_desc.load([start_n, 0])
         v = v_desc.load([start_n, 0])
         p = tl.math.exp2(tl.dot(q, k.T) * qk_scale - lse[:, None])
-        if CAUSAL_MASK:
+        if MASK == 1:
             p = tl.where(offs_m[:, None] >= (start_n + offs_n0)[None, :], p, 0.0)
-        # keys past N_CTX load as zeros: their dS is not zero, but it multiplies a zero row of K
+        # keys past N_CTX load as zeros, so their score is 0 and P = exp2(-lse): that overflows to inf (and
+        # inf * 0 = NaN in dS K) when every real score of the row is very negative, so the tail is masked
+        if MASK == 2:
+            p = tl.where((start_n + offs_n0)[None, :] < N_CTX, p, 0.0)
         ds = p * (tl.dot(do, v.T) - delta[:, None])
         dq = tl.dot(ds.to(k.dtype), k, dq)                   # dQ += dS K   (scale applied at the end)
     return dq
@@ -199,11 +204,13 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,         # one program per query blo
     delta = tl.load(DELTA + row + offs_m, mask=offs_m < N_CTX, other=0.0)
     dq = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
     if CAUSAL:
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, start_m, offs_m, qk_scale, BLOCK_N, False)
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, start_m, start_m + BLOCK_M, offs_m, qk_scale,
-                       BLOCK_N, True)
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, start_m, offs_m, N_CTX, qk_scale, BLOCK_N, 0)
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, start_m, start_m + BLOCK_M, offs_m, N_CTX,
+                       qk_scale, BLOCK_N, 1)
     else:
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, N_CTX, offs_m, qk_scale, BLOCK_N, False)
+        n_full = (N_CTX // BLOCK_N) * BLOCK_N                # whole tiles first, then the ragged tail
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, n_full, offs_m, N_CTX, qk_scale, BLOCK_N, 0)
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, n_full, N_CTX, offs_m, N_CTX, qk_scale, BLOCK_N, 2)
     dq_desc = tl.make_tensor_descriptor(DQ + b * sdq_b + h * sdq_h, [N_CTX, HEAD_DIM], [sdq_n, 1], [BLOCK_M, HEAD_DIM])
     dq_desc.store([start_m, 0], (dq * sm_scale).to(DQ.dtype.element_ty))
 # --8<-- [end:backward]

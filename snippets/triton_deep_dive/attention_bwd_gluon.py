@@ -222,7 +222,7 @@ def _dq_consumer(dq_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ,
         mask_from = (pid_m * BLOCK_M) // BLOCK_N              # tiles from here on cross the diagonal
     else:
         n_tiles = gl.cdiv(N_CTX, BLOCK_N)
-        mask_from = n_tiles                                   # keys past N_CTX are zeros: their dS K is 0
+        mask_from = N_CTX // BLOCK_N                          # the ragged last tile, if there is one
     s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
     dq = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, acc_layout)
     q = q_smem.reshape([BLOCK_M, HEAD_DIM])
@@ -237,8 +237,12 @@ def _dq_consumer(dq_desc, LSE, DELTA, q_smem, do_smem, k_smem, v_smem, bars, HQ,
         dp = warpgroup_mma(do, v.permute((1, 0)), s_zero, use_acc=False, is_async=True)
         s = warpgroup_mma_wait(1, deps=(s,))
         p = gl.exp2(s * qk_scale - gl.expand_dims(lse, 1))
-        if j >= mask_from:                                    # the diagonal tile: later keys drop out
-            p = gl.where(gl.expand_dims(rows, 1) >= gl.expand_dims(j * BLOCK_N + cols, 0), p, 0.0)
+        if j >= mask_from:
+            keys = gl.expand_dims(j * BLOCK_N + cols, 0)
+            if CAUSAL:                                        # the diagonal tile: later keys drop out
+                p = gl.where(gl.expand_dims(rows, 1) >= keys, p, 0.0)
+            else:   # keys past N_CTX load as zeros: P = exp2(-lse) would overflow where all real scores are low
+                p = gl.where(keys < N_CTX, p, 0.0)
         dp = warpgroup_mma_wait(0, deps=(dp,))
         ds = p * (dp - gl.expand_dims(delta, 1))             # dS = P * (dP - Delta)
         dq = warpgroup_mma(gl.convert_layout(ds.to(dtype), op_layout), k, dq, is_async=True)   # dQ += dS K
@@ -531,7 +535,20 @@ if __name__ == "__main__":
         (ref_g,) = torch.autograd.grad(ref, ref_in, do.float())
         errs = [fa.rel_err(o, ref), fa.rel_err(dqkv, ref_g)]
         assert dqkv.shape == qkv.shape and max(errs) < (2e-2 if dtype == torch.bfloat16 else 5e-3), (B, H, N, D, errs)
+    # every score far below zero (q near +4, k near -4) with a ragged last key tile: keys past N load as
+    # zeros, and unmasked their P = exp2(0 - lse) is inf, which turned dQ into NaN
+    for D in (64, 128):
+        q = (torch.randn(1, 2, 1000, D, device="cuda") + 4).half().requires_grad_()
+        k, v = (torch.randn(1, 2, 1000, D, device="cuda") - 4).half(), torch.randn(1, 2, 1000, D, device="cuda").half()
+        k, v = k.requires_grad_(), v.requires_grad_()
+        o = attention(q, k, v)
+        do = torch.randn_like(o)
+        grads = torch.autograd.grad(o, (q, k, v), do)
+        qr, kr, vr = (t.detach().float().requires_grad_() for t in (q, k, v))
+        refs = torch.autograd.grad(fa.reference(qr, kr, vr), (qr, kr, vr), do.float())
+        errs = [fa.rel_err(g, r) for g, r in zip(grads, refs)]
+        assert all(torch.isfinite(g).all() for g in grads) and max(errs) < 1e-2, (D, errs)
     print("the Gluon backward's gradients match the fp32 reference (GQA, ragged N, N = 1, causal and full, "
-          "fp16 and bf16, strided views of a packed QKV; one or two dK/dV consumers, either dQ kernel), "
-          "and so does the packed entry point's gradient of the packed tensor")
+          "fp16 and bf16, strided views of a packed QKV, every score far below zero; one or two dK/dV "
+          "consumers, either dQ kernel), and so does the packed entry point's gradient of the packed tensor")
 # --8<-- [end:check]
