@@ -161,9 +161,9 @@ def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA,   # DK, DV: (B, Hkv, N, D), o
 
 
 @triton.jit
-def _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, hi, offs_m, N_CTX, qk_scale,
+def _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, hi, offs_m, qk_scale,
               BLOCK_N: tl.constexpr,
-              MASK: tl.constexpr):          # 0: none, 1: causal (key <= query), 2: keys past N_CTX
+              MASK: tl.constexpr):          # 0: none, 1: causal (key <= query), 2: P clamped at 1 (see below)
     offs_n0 = tl.arange(0, BLOCK_N)
     for start_n in tl.range(lo, hi, BLOCK_N):
         start_n = tl.multiple_of(start_n, BLOCK_N)
@@ -172,10 +172,11 @@ def _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, hi, offs_m, N_CTX, qk_s
         p = tl.math.exp2(tl.dot(q, k.T) * qk_scale - lse[:, None])
         if MASK == 1:
             p = tl.where(offs_m[:, None] >= (start_n + offs_n0)[None, :], p, 0.0)
-        # keys past N_CTX load as zeros, so their score is 0 and P = exp2(-lse): that overflows to inf (and
-        # inf * 0 = NaN in dS K) when every real score of the row is very negative, so the tail is masked
+        # keys past N_CTX load as zeros: their score is 0, so P = exp2(-lse), which overflows to inf where
+        # every real score of the row is very low (and inf * 0 is NaN in dS K). P <= 1 at every real key, so
+        # one min per score makes those finite (dS K is then 0 there) and changes nothing else
         if MASK == 2:
-            p = tl.where((start_n + offs_n0)[None, :] < N_CTX, p, 0.0)
+            p = tl.minimum(p, 1.0)
         ds = p * (tl.dot(do, v.T) - delta[:, None])
         dq = tl.dot(ds.to(k.dtype), k, dq)                   # dQ += dS K   (scale applied at the end)
     return dq
@@ -204,13 +205,11 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA,         # one program per query blo
     delta = tl.load(DELTA + row + offs_m, mask=offs_m < N_CTX, other=0.0)
     dq = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
     if CAUSAL:
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, start_m, offs_m, N_CTX, qk_scale, BLOCK_N, 0)
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, start_m, start_m + BLOCK_M, offs_m, N_CTX,
-                       qk_scale, BLOCK_N, 1)
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, start_m, offs_m, qk_scale, BLOCK_N, 0)
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, start_m, start_m + BLOCK_M, offs_m, qk_scale,
+                       BLOCK_N, 1)
     else:
-        n_full = (N_CTX // BLOCK_N) * BLOCK_N                # whole tiles first, then the ragged tail
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, n_full, offs_m, N_CTX, qk_scale, BLOCK_N, 0)
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, n_full, N_CTX, offs_m, N_CTX, qk_scale, BLOCK_N, 2)
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, N_CTX, offs_m, qk_scale, BLOCK_N, 2)
     dq_desc = tl.make_tensor_descriptor(DQ + b * sdq_b + h * sdq_h, [N_CTX, HEAD_DIM], [sdq_n, 1], [BLOCK_M, HEAD_DIM])
     dq_desc.store([start_m, 0], (dq * sm_scale).to(DQ.dtype.element_ty))
 # --8<-- [end:backward]

@@ -172,13 +172,11 @@ def attn_bwd_dq_varlen(Q, K, V, DO, DQ, LSE, DELTA, CU_Q, CU_K,   # one program 
         hi = diag + BLOCK_M
         if KEYS_APART:
             hi = tl.minimum(hi, n_k)
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, lo, offs_m, n_k, qk_scale, BLOCK_N, 0)
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, hi, offs_m + shift, n_k, qk_scale,
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, lo, offs_m, qk_scale, BLOCK_N, 0)
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, lo, hi, offs_m + shift, qk_scale,
                        BLOCK_N, 1)
     else:
-        n_full = (n_k // BLOCK_N) * BLOCK_N                  # whole key tiles, then the sequence's ragged tail
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, n_full, offs_m, n_k, qk_scale, BLOCK_N, 0)
-        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, n_full, n_k, offs_m, n_k, qk_scale, BLOCK_N, 2)
+        dq = _dq_tiles(dq, q, do, lse, delta, k_desc, v_desc, 0, n_k, offs_m, qk_scale, BLOCK_N, 2)
     dq_desc = tl.make_tensor_descriptor(DQ + start_q * sdq_t + h * sdq_h, [n_q, HEAD_DIM], [sdq_t, 1],
                                         [BLOCK_M, HEAD_DIM])
     dq_desc.store([start_m, 0], (dq * sm_scale).to(DQ.dtype.element_ty))
