@@ -16,6 +16,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from sitekit import (  # noqa: E402
     ROOT,  # noqa: E402
+    glossary_links,
     notebooks,
     reader,
     render,
@@ -185,6 +186,12 @@ def on_post_page(output: str, page, config, **kwargs):
     output = reader.breakable_paths(output)
     if lang == "zh":
         output = reader.close_cjk_gaps(output)
+    from sitekit.articles import ARTICLES
+
+    slug = Path(page.file.src_uri).stem
+    if slug in {s for s, _, _ in ARTICLES}:  # after the CJK gaps are closed: a link splits the text around it
+        glossary_url = "zh/glossary/" if lang == "zh" else "glossary/"
+        output, _ = glossary_links.link_first_uses(output, lang, slug, page.url, glossary_url)
 
     def sub(m):
         cfg = json.loads(m.group(2))

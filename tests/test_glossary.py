@@ -153,3 +153,96 @@ def test_glossary_lists_the_renderings_of_other_sources():
                 assert f"“{a}”" in row, f"glossary ({lang}): {t['en']!r} does not list {a!r}"
         for a in t["also"]:
             assert f"亦作“{a}”" in zh_pages, f"no zh page introduces {t['zh']!r} with 亦作“{a}”"
+
+
+# ---------------------------------------------------------------- first uses linked to the glossary
+
+
+def _article(body: str) -> str:
+    return f'<html><body><nav>kernel</nav><article class="md-content__inner md-typeset">{body}</article></body></html>'
+
+
+def test_first_use_of_a_term_links_to_its_row_once():
+    from sitekit.glossary_links import link_first_uses
+
+    page = _article(
+        "<h2>Kernels</h2><p>A <code>kernel</code> here; <a href='x'>kernel</a>; then Kernels run, and a kernel again.</p>"
+    )
+    out, linked = link_first_uses(page, "en", "triton-kernel-practice", "triton-kernel-practice/", "glossary/")
+    assert linked[0] == "g-kernel" and linked.count("g-kernel") == 1
+    # not in the heading, the code, the link or the site navigation: the first word of running text, capitalised
+    assert '<a class="glossary-term" href="../glossary/#g-kernel" title="A function that runs on the GPU' in out
+    assert ">Kernels</a> run, and a kernel again." in out
+    assert "<h2>Kernels</h2>" in out and "<code>kernel</code>" in out and "<nav>kernel</nav>" in out
+
+
+def test_running_text_only_and_longest_name_first():
+    from sitekit.glossary_links import link_first_uses
+
+    page = _article(
+        '<p class="provenance">shared memory</p><div class="arithmatex">\\(warp\\)</div>'
+        '<details class="tip run-box"><p>shared memory</p></details>'
+        "<p>a persistent kernel, then a warp group and a warp, and shared\nmemory</p>"
+    )
+    out, linked = link_first_uses(page, "en", "triton-kernel-practice", "triton-kernel-practice/", "glossary/")
+    assert linked == ["g-persistent-kernel", "g-warp-group", "g-warp", "g-shared-memory"]
+    assert ">shared\nmemory</a>" in out  # a name wrapped over two source lines
+    assert '<p class="provenance">shared memory</p>' in out and "<p>shared memory</p></details>" in out
+
+
+def test_chinese_names_start_and_end_at_word_boundaries():
+    """分块 (tiling) inside 那部分块 ("that part" + "block") is no use of the term; the 亦作 rendering of warp
+    specialization is the term itself, not 特化 (specialization); English glosses count as the term."""
+    from sitekit.glossary_links import link_first_uses
+
+    page = _article("<p>本线程负责的那部分块。warp 专门化（亦作“warp 特化”）把数据搬进共享内存，再做分块。</p>")
+    out, linked = link_first_uses(page, "zh", "triton-deep-dive", "zh/triton-deep-dive/", "zh/glossary/")
+    assert linked == ["g-warp-specialization", "g-shared-memory", "g-tiling"]
+    assert "那部分块" in out and 'href="../glossary/#g-tiling"' in out and ">分块</a>。" in out
+
+
+def test_terms_are_linked_only_on_the_articles_they_name():
+    """The oneAPI page's "launcher" is MPI's Hydra, not Triton's; layout is never linked (its everyday sense,
+    nn.Linear layout, comes first on most pages); MLIR's "operation" only on the MLIR page."""
+    from sitekit.glossary_links import link_first_uses
+
+    page = _article("<p>the launcher, a layout, an operation</p>")
+    _, linked = link_first_uses(page, "en", "oneapi-installation", "oneapi-installation/", "glossary/")
+    assert linked == []
+    _, linked = link_first_uses(page, "en", "triton-kernel-practice", "triton-kernel-practice/", "glossary/")
+    assert linked == ["g-launcher"]
+    _, linked = link_first_uses(page, "en", "mlir-architecture", "mlir-architecture/", "glossary/")
+    assert linked == ["g-launcher", "g-operation-mlir"]
+
+
+def test_link_keys_name_real_articles():
+    from sitekit.articles import ARTICLES
+
+    slugs = {s for s, _, _ in ARTICLES}
+    for t in TERMS:
+        for key in ("link_on", "link_off"):
+            assert set(t.get(key, [])) <= slugs, f"glossary {t['en']!r}: {key} names an unknown article"
+        for key in ("link_en", "link_zh"):
+            assert isinstance(t.get(key, []), list), f"glossary {t['en']!r}: {key} must be a list"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_built_articles_link_first_uses_to_glossary_rows_that_exist(built_site, lang):
+    """Every article links its first uses of glossary terms, each term once, to a row the glossary page has;
+    no such link sits in a heading or code."""
+    from bs4 import BeautifulSoup
+    from sitekit.articles import ARTICLES
+
+    site = built_site[0] / ("" if lang == "en" else lang)
+    rows = set(re.findall(r'<span id="(g-[^"]+)"></span>', (site / "glossary" / "index.html").read_text("utf-8")))
+    for slug, _, _ in ARTICLES:
+        soup = BeautifulSoup((site / slug / "index.html").read_text("utf-8"), "html.parser")
+        links = soup.select("a.glossary-term")
+        ids = [a["href"].split("#")[1] for a in links]
+        # the oneAPI page shares few terms with the compiler articles: MPI ranks, pinning, SYCL
+        assert len(ids) >= (6 if slug == "oneapi-installation" else 20), f"{lang}/{slug}: {len(ids)} terms linked"
+        assert len(set(ids)) == len(ids), f"{lang}/{slug}: a term linked twice"
+        assert set(ids) <= rows, f"{lang}/{slug}: no glossary row for {sorted(set(ids) - rows)}"
+        assert all(a["href"].startswith("../glossary/#") and a.get("title") for a in links)
+        for a in links:
+            assert not a.find_parent(["h1", "h2", "h3", "h4", "code", "pre", "a"]), f"{lang}/{slug}: {a}"

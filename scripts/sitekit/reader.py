@@ -464,7 +464,7 @@ def run_box(slug: str, lang: str, repo: str | None) -> str:
         cmds = t["norepo"] + "\n" + cmds
     body = "\n".join("    " + l for l in cmds.split("\n"))
     return (
-        f'\n??? tip "{t["title"]}"\n\n    {t["intro"]}\n\n'
+        f'\n??? tip run-box "{t["title"]}"\n\n    {t["intro"]}\n\n'
         f'    ``` {{ .bash data-run="reproduce" }}\n{body}\n    ```\n\n    {t["after"]}\n'
     )
 
