@@ -99,6 +99,9 @@ def test_bad_input_is_rejected_clearly():
         raises(TypeError, fusion.silu_mul, x.double(), x.double(), match="float32")
         raises(TypeError, fusion.silu_mul, x, [1.0] * 16, match="torch.Tensor")
         raises(ValueError, fusion.silu_mul, x[::2], x[::2], match="contiguous")
+        huge = torch.zeros(1).expand(2**31)                              # 2**31 elements, 4 bytes of memory
+        raises(ValueError, fusion.silu_mul, huge, huge, match=r"fewer than 2\*\*31 elements, got 2,147,483,648")
+        raises(ValueError, fusion.row_sum_max, torch.zeros(1, 1).expand(2**16, 2**15), match="32-bit offsets")
         raises(ValueError, fusion.row_sum_max, torch.randn(2, 3, 4), match="2-D")
         raises(ValueError, fusion.softmax, torch.randn(2, 20000), match="online-softmax")
         raises(ValueError, fusion.traffic, "convolution", (1,), match="unknown case")

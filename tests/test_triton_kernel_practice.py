@@ -389,6 +389,22 @@ def test_linear_refuses_empty_dims_and_scales_elsewhere():
         lin.quantize_fp8(torch.randn(8), per_row=True)
 
 
+def test_fp8_linear_refuses_gpus_before_compute_capability_8_9(monkeypatch):
+    """e4m3 tensor-core MMAs start at sm_89 (Ada); on an older GPU linear() says so instead of failing in
+    Triton's compiler. The GPU is faked: tensors report is_cuda and the device reports an A100's 8.0."""
+    q = torch.randn(4, 32).to(torch.float8_e4m3fn)
+    monkeypatch.setattr(lin, "INTERPRET", False)
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    with pytest.raises(ValueError, match="compute capability 8.9 or newer \\(Ada, Hopper\\); this one is 8.0"):
+        lin.linear_splitk(q, q, torch.ones(1), torch.ones(1))
+    with pytest.raises(ValueError, match="compute capability 8.9 or newer"):
+        lin.linear_fp8(q, q, torch.ones(1), torch.ones(1))
+    h = torch.randn(4, 32, dtype=torch.float16)  # 16-bit inputs are not refused on the same GPU
+    with pytest.raises(ValueError, match="need x \\(M, K\\)"):
+        lin.linear_splitk(h, torch.randn(6, 4, dtype=torch.float16))
+
+
 def test_fp8_needs_scales():
     q = torch.randn(4, 32).to(torch.float8_e4m3fn)
     with pytest.raises(ValueError, match="need x_scale and w_scale"):

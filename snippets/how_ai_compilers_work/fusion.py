@@ -30,6 +30,9 @@ def check_inputs(*tensors):
             raise ValueError(f"expected a tensor on {DEVICE}, got one on {t.device}")
         if t.dtype != torch.float32:
             raise TypeError(f"expected float32, got {t.dtype}")
+        if t.numel() >= 2**31:                # offsets such as row * cols + c are 32-bit in these kernels
+            raise ValueError(f"expected fewer than 2**31 elements, got {t.numel():,}: these kernels compute "
+                             "32-bit offsets (split the tensor, or make the offsets int64 in the kernel)")
         if not t.is_contiguous():
             raise ValueError("expected a contiguous tensor (call .contiguous() first)")
     if len({t.device for t in tensors}) > 1:

@@ -238,6 +238,9 @@ def _check(x, w, x_scale, w_scale):
     if not INTERPRET and not (x.is_cuda and w.is_cuda and x.device == w.device):
         raise ValueError("linear: tensors must be on a CUDA GPU, both on the same one "
                          "(or set TRITON_INTERPRET=1 to run on the CPU)")
+    if x.dtype in FP8 and not INTERPRET and torch.cuda.get_device_capability(x.device) < (8, 9):
+        raise ValueError("linear: float8_e4m3fn needs a GPU of compute capability 8.9 or newer (Ada, Hopper); "
+                         f"this one is {'.'.join(map(str, torch.cuda.get_device_capability(x.device)))}")
     if x.stride(1) != 1 or w.stride(1) != 1:
         raise ValueError("linear: x and W need unit stride along K (call .contiguous())")
     if 0 in x.shape or 0 in w.shape:

@@ -306,6 +306,8 @@ def dryrun_steps(log: str) -> str:
         ins += [m.group(1) for m in re.finditer(r'file=([^\s",]+)', cmd)]          # fatbinary --image3=...,file=X
         ins = list(dict.fromkeys(short(f) for f in ins))
         outs = list(dict.fromkeys(short(f) for f in outs))
+        if prog == "cudafe++":   # it only names the stub file (and #includes it); cicc writes it
+            ins, outs = ([f for f in fs if not f.endswith(".stub.c")] for fs in (ins, outs))
         out.append(f"{len(out) + 1:2d}. {prog:<10} {', '.join(ins) or '-'}  ->  {', '.join(outs) or '-'}")
     return "\n".join(out) + "\n"
 
