@@ -230,6 +230,20 @@ def test_scripts_reject_bad_arguments(args, message):
     assert p.returncode != 0 and message in p.stderr, p.stderr[-2000:]
 
 
+def test_scripts_name_the_workloads_and_modes_that_common_defines():
+    """The producers check --only and --modes against names of their own, before torch is imported: those
+    names must be the ones _common.py defines."""
+    import torch
+    from measure.pytorch_compile_stack import _common as C
+    from measure.pytorch_compile_stack import cpu_workloads, gpu_workloads
+
+    for size in ("gpu", "cpu", "tiny"):
+        names = tuple(w.name for w in C.workloads(torch.device("cpu"), size))
+        assert names == gpu_workloads.WORKLOADS == cpu_workloads.WORKLOADS, (size, names)
+    assert C.FREEZING in cpu_workloads.CPU_MODES
+    assert set(cpu_workloads.CPU_MODES) - {C.FREEZING} <= set(C.MODES)
+
+
 # ----------------------------------------------------------------------------- kernel capture, cold and warm
 
 

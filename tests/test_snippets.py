@@ -1,7 +1,9 @@
 """Every snippet file is a program a reader can run on its own: `python snippets/<topic>/<name>.py`.
 
-Files whose whole text a page already runs as one program are covered by the code-block
-test and not run twice. A file that needs a GPU says so in a comment line `# needs: gpu`.
+Files whose whole text a page already runs as one program, and files that a page's shell block runs
+as they are (the block's one command is `python snippets/<topic>/<name>.py`, with no arguments and no
+mark that keeps it from running here), are covered by the reader test and not run twice. A file that
+needs a GPU says so in a comment line `# needs: gpu`.
 """
 
 from __future__ import annotations
@@ -24,16 +26,44 @@ def _norm(code: str) -> str:
     return " ".join(SECTION.sub("", code).split())
 
 
+RUNS_FILE = re.compile(r"^python3? (snippets/[\w/]+\.py)$")
+
+
+def _file_run_by(code: str) -> str | None:
+    """The snippet a shell block runs as it is: its one command, comments and blank lines aside."""
+    lines = [l.split("#", 1)[0].strip() for l in code.splitlines()]
+    lines = [l for l in lines if l]
+    m = RUNS_FILE.match(lines[0]) if len(lines) == 1 else None
+    return m.group(1) if m else None
+
+
 @pytest.fixture(scope="module")
 def page_programs():
-    return {_norm(b.code) for b in all_blocks() if b.lang in ("python", "py")}
+    blocks = all_blocks()
+    texts = {_norm(b.code) for b in blocks if b.lang in ("python", "py")}
+    files = {
+        f: b.id for b in blocks if b.lang in ("bash", "sh") and not b.marks and (f := _file_run_by(b.code)) is not None
+    }
+    return texts, files
+
+
+def test_a_shell_block_that_runs_a_snippet_as_is_is_recognised():
+    assert _file_run_by("python snippets/a/b.py        # about 5 s\n") == "snippets/a/b.py"
+    assert _file_run_by("# a comment\npython3 snippets/a/b.py\n") == "snippets/a/b.py"
+    assert _file_run_by("python snippets/a/b.py --n 32\n") is None  # other arguments: another program
+    assert _file_run_by("python snippets/a/b.py\npython snippets/a/c.py\n") is None
+    assert _file_run_by("TRITON_INTERPRET=1 python snippets/a/b.py\n") is None
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.relative_to(ROOT).as_posix() for p in FILES])
 def test_snippet_runs_standalone(path, page_programs):
     text = path.read_text(encoding="utf-8")
-    if _norm(text) in page_programs:
+    texts, files = page_programs
+    if _norm(text) in texts:
         pytest.skip("the same program runs as a page's code block")
+    rel = path.relative_to(ROOT).as_posix()
+    if rel in files:
+        pytest.skip(f"a page's shell block runs it as it is ({files[rel]}): tests/test_reader.py runs that block")
     m = re.search(r"^#\s*needs:\s*(.+)$", text, re.M)
     lacking = needs.missing([n.strip() for n in m.group(1).split(",")]) if m else []
     if lacking:
