@@ -25,11 +25,10 @@ import time
 
 from sitekit import data  # noqa: E402
 
+from measure.pytorch_compile_stack import _common as C  # noqa: E402
+
 NAME = "pytorch_compile_stack/cpu_workloads"
-# the workloads and modes, named here so that a mistyped argument fails before torch is imported
-# (_common.py imports torch); tests/test_pytorch_compile_stack.py holds them to _common's
-WORKLOADS = ("pointwise", "mlp", "gpt2_fwd", "conv", "gpt2_train")
-CPU_MODES = ("default", "max-autotune", "max-autotune+freezing")
+CPU_MODES = ("default", "max-autotune", C.FREEZING)
 
 
 def cpu_name() -> str:
@@ -48,20 +47,18 @@ def main(argv=None) -> int:
                     help="comma-separated workloads (default: pointwise,mlp,gpt2_fwd,conv)")
     ap.add_argument("--modes", default=",".join(CPU_MODES), help=f"comma-separated modes (default {','.join(CPU_MODES)})")
     args = ap.parse_args(argv)
+
+    import torch
+    dev = torch.device("cpu")
+    wls = C.workloads(dev, "tiny" if args.quick else "cpu")
     want = args.only.split(",")
-    unknown = sorted(set(want) - set(WORKLOADS))
+    unknown = sorted(set(want) - {w.name for w in wls})
     if unknown:
-        ap.error(f"unknown workload(s) {unknown}; known: {list(WORKLOADS)}")
+        ap.error(f"unknown workload(s) {unknown}; known: {[w.name for w in wls]}")
     modes = args.modes.split(",")
     if set(modes) - set(CPU_MODES):
         ap.error(f"--modes takes {CPU_MODES}, got {modes}")
-
-    import torch
-
-    from measure.pytorch_compile_stack import _common as C
-
-    dev = torch.device("cpu")
-    wls = [w for w in C.workloads(dev, "tiny" if args.quick else "cpu") if w.name in want]
+    wls = [w for w in wls if w.name in want]
 
     t_start = time.perf_counter()
     rows, krows = [], []

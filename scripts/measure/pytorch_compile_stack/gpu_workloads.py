@@ -50,11 +50,13 @@ from pathlib import Path
 
 from sitekit import data  # noqa: E402
 
+from measure.pytorch_compile_stack import _common as C  # noqa: E402
+
 NAME = "pytorch_compile_stack/gpu_workloads"
 WORKLOADS = ("pointwise", "mlp", "gpt2_fwd", "conv", "gpt2_train")
 MODES = ("default", "reduce-overhead")
 # each case's wall time (its two processes), kept so the registry budget comes from a measurement
-CASE_WALL = {"case_wall_s": {"unit": "s", "noise": 0.5, "better": "lower", "fmt": ".0f", "check": False}}
+METRICS = {**C.METRICS, "case_wall_s": {"unit": "s", "noise": 0.5, "better": "lower", "fmt": ".0f", "check": False}}
 
 
 def measure(name: str, modes: tuple, doc: str, argv=None) -> int:
@@ -79,12 +81,7 @@ def measure(name: str, modes: tuple, doc: str, argv=None) -> int:
             ap.error(f"unknown workload(s) {unknown}; known: {list(WORKLOADS)}")
         wls = [w for w in WORKLOADS if w in want]
 
-    # torch and the shared workloads only after the arguments are checked: a mistyped flag fails in a
-    # fraction of a second, not after torch's import
     import torch
-
-    from measure.pytorch_compile_stack import _common as C
-
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit(f"{name}: needs a CUDA GPU (torch.cuda.is_available() is False); "
                  "--device cpu --quick runs the orchestration on the CPU")
@@ -164,7 +161,7 @@ def measure(name: str, modes: tuple, doc: str, argv=None) -> int:
 
     rows = [C.clean(r) for r in rows + krows]
     C.require_kernels(rows)
-    ds = data.new(name, {**C.METRICS, **CASE_WALL}, rows, argv=[sys.argv[0], *(argv if argv is not None else sys.argv[1:])],
+    ds = data.new(name, METRICS, rows, argv=[sys.argv[0], *(argv if argv is not None else sys.argv[1:])],
                   cpu_count=os.cpu_count(), rounds=args.rounds, wall_s=round(time.perf_counter() - t_start, 1),
                   cases_wall_s=round(sum(r.get("case_wall_s") or 0 for r in rows), 1), runs=parts.runs(),
                   method="each (workload, mode) compiled cold, then warm, each in a fresh process with its own "
