@@ -441,6 +441,18 @@ def _figure_pages():
     ]
 
 
+PROVENANCE = re.compile(r"\{\{\s*(table|plot|provenance)\(")
+
+
+def _phone_pages():
+    """The pages with a diagram, a plot or a provenance line: what the phone-width test looks at."""
+    return [
+        (lang, slug, path)
+        for lang, slug, path in _urls()
+        if (lang, slug, path) in _figure_pages() or PROVENANCE.search((DOCS / lang / f"{slug}.md").read_text("utf-8"))
+    ]
+
+
 def _small_figure_text(page, least: float) -> list[str]:
     out = [f"diagram {i}: {px:.1f} px" for i, px in enumerate(page.evaluate(DIAGRAM_FONT)) if px < least]
     return out + [f"plot {i}: {px:.1f} px" for i, px in enumerate(page.evaluate(PLOT_FONT)) if px < least - 0.05]
@@ -459,11 +471,14 @@ def phone_page(browser):
 
 
 # One test per page, not one that visits them all: the two pytest workers share the pages (a single
-# test visiting every figure page took 37 s of one worker's time).
-@pytest.mark.parametrize("lang,slug,path", _figure_pages(), ids=[f"{l}/{s}" for l, s, _ in _figure_pages()])
+# test visiting every figure page took 37 s of one worker's time). The provenance lines are checked on
+# the same visit (a test of their own loaded the same 18 pages again: 36 s of one worker in CI).
+@pytest.mark.parametrize("lang,slug,path", _phone_pages(), ids=[f"{l}/{s}" for l, s, _ in _phone_pages()])
 def test_diagram_text_is_readable_on_a_phone(phone_page, server, lang, slug, path):
-    """Mermaid labels and plot text at least 11 px on a desktop and 9 px on a phone: a wide diagram
-    or plot scrolls sideways in its box instead of shrinking."""
+    """At 390 px: Mermaid labels and plot text at least 9 px (11 px on a desktop: a wide diagram or plot
+    scrolls sideways in its box instead of shrinking), and a provenance line's paths and commands wrap
+    after a `/` or at a space, never inside a file name or a flag (`softmax_launch.p` / `y`, `--bud` /
+    `get-s`)."""
     width, least, page = PHONE_WIDTH, PHONE_LEAST, phone_page
     page.goto(f"{server}/{path}", wait_until="networkidle")
     if page.locator(".mermaid-diagram").count():
@@ -474,6 +489,12 @@ def test_diagram_text_is_readable_on_a_phone(phone_page, server, lang, slug, pat
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 1, f"{lang}/{slug}: the page scrolls sideways at {width} px ({overflow} px)"
     assert not small, f"{lang}/{slug}: diagram text below {least} px at {width} px width: {small}"
+    breaks = page.evaluate(CODE_BREAKS)
+    bad = [f"{text!r} breaks at {at!r}" for text, at in breaks if not re.match(r"[/\s]|.\s", at)]
+    assert not bad, f"{lang}/{slug}: provenance code wraps inside a name at {width} px: " + "; ".join(bad[:10])
+    # a shown provenance code longer than a phone's line must wrap: without a break the check above saw nothing
+    if page.evaluate(LONG_PROVENANCE):
+        assert breaks, f"{lang}/{slug}: no provenance code wrapped at {width} px, though some is longer than a line"
 
 
 def test_no_raw_diagram_source_before_mermaid_loads(browser, server):
@@ -680,6 +701,8 @@ def test_wide_diagram_opens_full_size_from_the_keyboard(browser, server, lang, l
 
 
 # each line break inside a provenance line's code: [the code's text, the characters before and after it]
+LONG_PROVENANCE = """() => [...document.querySelectorAll('.provenance code')]
+  .filter(c => c.getClientRects().length && c.textContent.length > 60).length"""
 CODE_BREAKS = """() => {
   const out = [];
   document.querySelectorAll('.provenance code').forEach(code => {
@@ -699,31 +722,6 @@ CODE_BREAKS = """() => {
   });
   return out;
 }"""
-
-
-def test_provenance_paths_wrap_between_names_on_a_phone(browser, server):
-    """At 390 px a provenance line's paths and commands wrap after a `/` or at a space, never inside a
-    file name or a flag (`softmax_launch.p` / `y`, `--bud` / `get-s`)."""
-    ctx = browser.new_context(viewport={"width": 390, "height": 900})
-    ctx.route(re.compile(r"/vendor/(%s)/" % "|".join(FIGURE_LIBS)), lambda route: route.abort())  # not needed here
-    seen, bad = 0, []
-    try:
-        page = ctx.new_page()
-        for lang, slug, path in _urls():
-            if not re.search(
-                r"\{\{\s*(table|plot|provenance)\(", (DOCS / lang / f"{slug}.md").read_text(encoding="utf-8")
-            ):
-                continue
-            page.goto(f"{server}/{path}", wait_until="domcontentloaded")
-            breaks = page.evaluate(CODE_BREAKS)
-            seen += len(breaks)
-            bad += [
-                f"{lang}/{slug}: {text!r} breaks at {at!r}" for text, at in breaks if not re.match(r"[/\s]|.\s", at)
-            ]
-    finally:
-        ctx.close()
-    assert seen, "no provenance code wrapped at 390 px: the test saw nothing to check"
-    assert not bad, "\n".join(bad[:10])
 
 
 @pytest.mark.parametrize("path", ["cuda-compilation-pipeline/", "zh/cuda-compilation-pipeline/"])
