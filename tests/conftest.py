@@ -130,3 +130,31 @@ def built_site(tmp_path_factory):
 
     out, (rc, log, secs) = shared_once(tmp_path_factory, "site", build)
     return out, rc, log, secs
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _gluon_imported_in_the_workers_triton_mode():
+    """Import Gluon once per process, in the mode this process's triton.language was imported in.
+
+    A test module that loads a snippet under the interpreter (tests/snippet_loader.py) can be the first to
+    import triton.language, whose standard functions are then interpreted ones. Gluon wraps them when it is
+    first imported and asserts that they are compiled unless the interpreter is on at that moment. Imported
+    later by a test (directly, or by the launcher's native specializer), it failed or not with the order of
+    the tests before it: 13d2299's reordered collection showed it."""
+    try:
+        import triton.language.standard as standard
+        from triton.runtime.jit import JITFunction
+    except ImportError:  # no Triton in this environment: nothing to import
+        yield
+        return
+    old = os.environ.get("TRITON_INTERPRET")
+    if not isinstance(standard.cdiv, JITFunction):
+        os.environ["TRITON_INTERPRET"] = "1"
+    try:
+        import triton.experimental.gluon  # noqa: F401
+    finally:
+        if old is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = old
+    yield
