@@ -430,11 +430,8 @@ PROVENANCE = re.compile(r"\{\{\s*(table|plot|provenance)\(")
 
 def _phone_pages():
     """The pages with a diagram, a plot or a provenance line: what the phone-width test looks at."""
-    return [
-        (lang, slug, path)
-        for lang, slug, path in _urls()
-        if (lang, slug, path) in _figure_pages() or PROVENANCE.search((DOCS / lang / f"{slug}.md").read_text("utf-8"))
-    ]
+    figures = set(_figure_pages())
+    return [u for u in _urls() if u in figures or PROVENANCE.search((DOCS / u[0] / f"{u[1]}.md").read_text("utf-8"))]
 
 
 def _small_figure_text(page, least: float) -> list[str]:
