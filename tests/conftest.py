@@ -132,29 +132,31 @@ def built_site(tmp_path_factory):
     return out, rc, log, secs
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _gluon_imported_in_the_workers_triton_mode():
-    """Import Gluon once per process, in the mode this process's triton.language was imported in.
+def _import_triton_language_interpreted():
+    """Import triton.language (and Gluon) once, with the interpreter on, before any test module is collected.
 
-    A test module that loads a snippet under the interpreter (tests/snippet_loader.py) can be the first to
-    import triton.language, whose standard functions are then interpreted ones. Gluon wraps them when it is
-    first imported and asserts that they are compiled unless the interpreter is on at that moment. Imported
-    later by a test (directly, or by the launcher's native specializer), it failed or not with the order of
-    the tests before it: 13d2299's reordered collection showed it."""
-    try:
-        import triton.language.standard as standard
-        from triton.runtime.jit import JITFunction
-    except ImportError:  # no Triton in this environment: nothing to import
-        yield
+    Triton 3.6 makes its standard functions (tl.zeros, tl.cdiv, ...) @jit functions at import time: interpreted
+    ones if TRITON_INTERPRET=1 then, compiled ones otherwise, for the whole process. Compiled ones raise
+    "Cannot call @triton.jit'd outside of the scope of a kernel" inside an interpreted kernel; interpreted ones
+    still compile (the PTX facts tests compile kernels to sm_90 in this mode). So the first module to import
+    triton.language decided for its whole pytest worker whether the interpreter tests after it could pass:
+    the deep dive's failed when only the facts, deep-dive and getting-started files ran together. Gluon
+    wraps the standard functions when it is first imported and asserts that they are compiled unless the
+    interpreter is on at that moment, so it is imported here too, in the same mode."""
+    import importlib.util
+
+    if importlib.util.find_spec("triton") is None:  # no Triton in this environment: nothing to import
         return
     old = os.environ.get("TRITON_INTERPRET")
-    if not isinstance(standard.cdiv, JITFunction):
-        os.environ["TRITON_INTERPRET"] = "1"
+    os.environ["TRITON_INTERPRET"] = "1"  # before `import triton`, which imports triton.language
     try:
         import triton.experimental.gluon  # noqa: F401
+        import triton.language  # noqa: F401
     finally:
         if old is None:
             os.environ.pop("TRITON_INTERPRET", None)
         else:
             os.environ["TRITON_INTERPRET"] = old
-    yield
+
+
+_import_triton_language_interpreted()
