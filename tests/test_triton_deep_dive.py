@@ -1433,7 +1433,8 @@ def test_fp32_weights_summing_to_one_move_each_class_by_at_most_one_ulp():
 
 
 def test_3d_validation_regenerates_within_its_noise(tmp_path):
-    """scripts/measure/triton_deep_dive/lbm_3d.py (the PyTorch step on the CPU, ~9 s) reproduces the committed
+    """scripts/measure/triton_deep_dive/lbm_3d.py (the PyTorch step on the CPU: about 96,000 steps, 61 s alone on
+    the 2-core CI machine, 79 s beside the other worker) reproduces the committed
     data/triton_deep_dive/lbm_3d.json: the same cases, every figure within its declared noise, no target
     flipped; and the figures hold what the page's Validation 3 says of them."""
     import json
