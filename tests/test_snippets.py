@@ -73,3 +73,14 @@ def test_snippet_runs_standalone(path, page_programs):
         env["TRITON_INTERPRET"] = "1"
     p = subprocess.run([sys.executable, str(path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, f"{path.relative_to(ROOT)} failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
+
+
+def test_triton_standard_functions_are_interpreted_ones_in_every_worker():
+    """tests/conftest.py imports triton.language with the interpreter on before collection, so that no test
+    module that happens to import Triton first (without TRITON_INTERPRET) leaves its worker with compiled
+    standard functions, which raise inside every interpreted kernel after it."""
+    pytest.importorskip("triton")
+    import triton.language.standard as standard
+    from triton.runtime.interpreter import InterpretedFunction
+
+    assert isinstance(standard.zeros, InterpretedFunction), type(standard.zeros)
