@@ -77,6 +77,7 @@ def _branch(config) -> str:
 
 @event_priority(100)
 def on_pre_build(config, **kwargs):
+    render.begin_build()  # labels and rendered markers are remembered until on_post_build (render._BUILD)
     try:
         notebooks.generate_all()
     except DataError as e:
@@ -220,10 +221,15 @@ def search_worker(url: str) -> str:
 PRE_BLOCK = re.compile(r"<pre\b.*?</pre>", re.S)
 
 
+def on_build_error(error, **kwargs):
+    render.end_build()
+
+
 @event_priority(-200)
 def on_post_build(config, **kwargs):
     """mkdocs-static-i18n stacks every language's entries into one index at site/search/.
     Split it: English entries stay there, Chinese entries go to site/zh/search/, which is where Chinese pages now look (on_post_page)."""
+    render.end_build()
     root = Path(config.site_dir)
     # the published build (SITE_URL set) gets a sitemap with absolute URLs, as the protocol requires
     base = (config.extra or {}).get("published_at") or ""

@@ -805,6 +805,60 @@ def test_check_and_verdict_markers_follow_the_data(monkeypatch):
     assert render.verdict("art/ds", "x", {"case": "fast"}, lang="zh") == "更快"
 
 
+def test_a_build_remembers_labels_and_markers_only_while_data_is_unchanged(tmp_path, monkeypatch):
+    """During a site build render.labels() and render.render_marker() remember what they returned (the MkDocs
+    hook's begin_build / end_build). An edit under data/ must show in the next build (`mkdocs serve`), and
+    outside a build (tests, producers) every call reads the files again."""
+    import time
+
+    labels = tmp_path / "labels.yml"
+    monkeypatch.setattr(render, "DATA", tmp_path)
+    monkeypatch.setattr(render, "_BUILD", {"on": False, "stamp": None, "memo": {}})
+
+    def edit(word):
+        time.sleep(0.01)  # a new modification time, even on a file system with coarse ones
+        labels.write_text(f"x: {{en: {word}}}\n", encoding="utf-8")
+
+    edit("one")
+    assert render.label("x", "en") == "one"
+    edit("two")
+    assert render.label("x", "en") == "two"  # no build: read again
+    render.begin_build()
+    try:
+        assert render.label("x", "en") == "two"
+        edit("three")
+        assert render.label("x", "en") == "two"  # the build in progress keeps what it read
+    finally:
+        render.end_build()
+    assert render.label("x", "en") == "three"  # after the build: read again
+    render.begin_build()  # the next build (mkdocs serve after an edit) sees the edit
+    try:
+        assert render.label("x", "en") == "three"
+    finally:
+        render.end_build()
+    # rendered markers: remembered within a build, forgotten when data/ changes
+    calls = []
+    monkeypatch.setitem(render.FUNCS, "span", lambda *a, lang, **k: calls.append(a) or f"<{len(calls)}>")
+    render.begin_build()
+    try:
+        assert render.render_marker('span("a/b")', "en") == render.render_marker('span("a/b")', "en") == "<1>"
+        assert render.render_marker('span("a/b")', "zh") == "<2>"
+    finally:
+        render.end_build()
+    assert render.render_marker('span("a/b")', "en") == "<3>"
+    render.begin_build()  # data/ unchanged since the build before: its markers still hold
+    try:
+        assert render.render_marker('span("a/b")', "en") == "<1>"
+        edit("four")
+    finally:
+        render.end_build()
+    render.begin_build()
+    try:
+        assert render.render_marker('span("a/b")', "en") == "<4>"
+    finally:
+        render.end_build()
+
+
 def test_a_dataset_scoped_label_overrides_the_shared_one_for_cells_and_titles(monkeypatch):
     """labels.yml keys "<dataset>.<name>" win over the shared "<name>" in that dataset only, for a column
     title and for a cell value; other datasets keep the shared label."""

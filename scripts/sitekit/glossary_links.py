@@ -34,6 +34,8 @@ SKIP_TAGS = {
     "a", "code", "pre", "kbd", "samp", "script", "style", "svg", "math", "button", "label", "select", "option",
     "textarea", "title", "th", "h1", "h2", "h3", "h4", "h5", "h6", "summary", "sup", "nav", "figcaption",
 }  # fmt: skip
+# skipped elements that cannot hold another of their kind: the scan jumps to their end tag
+OPAQUE = {"pre", "script", "style", "textarea", "title"}
 SKIP_CLASSES = ("arithmatex", "mermaid-diagram", "provenance", "run-box", "admonition-title", "md-source-file")
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 TAG = re.compile(r"<!--.*?-->|<(/?)([a-zA-Z][\w-]*)([^>]*)>", re.S)
@@ -140,7 +142,7 @@ def link_first_uses(page_html: str, lang: str, slug: str, page_url: str, glossar
     out = [page_html[:start]]
     stack: list[bool] = []  # for each open element: does it (or an ancestor) hide its text from linking?
     pos = start
-    for m in TAG.finditer(page_html, start, end):
+    while (m := TAG.search(page_html, pos, end)) is not None:
         text = page_html[pos : m.start()]
         out.append(link(text) if text.strip() and not (stack and stack[-1]) else text)
         out.append(m.group(0))
@@ -148,6 +150,14 @@ def link_first_uses(page_html: str, lang: str, slug: str, page_url: str, glossar
         if m.group(0).startswith("<!--"):
             continue
         closing, name, attrs = m.group(1), m.group(2).lower(), m.group(3)
+        if not closing and name in OPAQUE:
+            # nothing inside is linked and it holds no element of its own kind: copy it whole (the highlighted
+            # code blocks are four fifths of a page's tags)
+            close = page_html.find(f"</{name}>", pos, end)
+            if close >= 0:
+                out.append(page_html[pos : close + len(name) + 3])
+                pos = close + len(name) + 3
+                continue
         if name in VOID or attrs.rstrip().endswith("/"):
             continue
         if closing:
