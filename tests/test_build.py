@@ -89,6 +89,9 @@ def _build_with_pages(tmp_path, en: str, zh: str):
     cfg = cfg.replace("docs_dir: docs", f"docs_dir: {docs}")
     cfg = cfg.replace("custom_dir: overrides", f"custom_dir: {ROOT / 'overrides'}")
     cfg = cfg.replace("- scripts/mkdocs_hooks.py", f"- {ROOT / 'scripts' / 'mkdocs_hooks.py'}")
+    for watched in ("data", "snippets"):  # mkdocs serve's extra watched folders: the config checks they exist
+        assert f"\n  - {watched}\n" in cfg, f"mkdocs.yml no longer watches {watched}: update this helper"
+        cfg = cfg.replace(f"\n  - {watched}\n", f"\n  - {ROOT / watched}\n")
     (tmp_path / "mkdocs.yml").write_text(cfg, encoding="utf-8")
     return subprocess.run(
         [
