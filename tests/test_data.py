@@ -805,6 +805,50 @@ def test_check_and_verdict_markers_follow_the_data(monkeypatch):
     assert render.verdict("art/ds", "x", {"case": "fast"}, lang="zh") == "更快"
 
 
+def test_verdicts_say_once_what_several_cells_share(monkeypatch):
+    """verdicts(): one sentence for cells that agree ("both are faster"), the cells one by one, each after its
+    subject and in order, where they do not; per-cell references; its phrases are label keys, so the marker
+    is the same on both pages; a marker in a page renders it."""
+    ds = data.new(
+        "art/ds",
+        {"x": {"unit": "×", "noise": 0.05}},
+        [{"case": c, "x": x} for c, x in (("fast", 1.3), ("fast2", 1.4), ("same", 1.02), ("base", 1.0))],
+    )
+    words = {
+        "both": {"en": "both are", "zh": "两者都"},
+        "first": {"en": "the first is", "zh": "前者"},
+        "second": {"en": "the second", "zh": "后者"},
+        "cells": {"en": "{} in both cells", "zh": "两格都{}"},
+        "order": {"en": "in order:", "zh": "依次为"},
+    }
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    monkeypatch.setattr(render, "labels", lambda: words)
+    two = [{"case": "fast"}, {"case": "fast2"}]
+    mixed = [{"case": "fast"}, {"case": "same"}]
+    kw = dict(together="both", subjects=["first", "second"])
+    assert render.verdicts("art/ds", "x", two, **kw, lang="en") == "both are faster"
+    assert render.verdicts("art/ds", "x", two, **kw, lang="zh") == "两者都更快"
+    got = render.verdicts("art/ds", "x", mixed, **kw, lang="en")
+    assert got == "the first is faster; the second no measurable difference", got
+    assert render.verdicts("art/ds", "x", mixed, **kw, lang="zh") == "前者更快；后者没有可测的差别"
+    assert render.verdicts("art/ds", "x", two, together="cells", lang="en") == "faster in both cells"
+    assert render.verdicts("art/ds", "x", two, together="cells", lang="zh") == "两格都更快"
+    # one reference per cell: 1.3 against 1.0, and 1.4 against 1.3 (beyond the 5 % noise) or against itself
+    refs = [{"case": "base"}, {"case": "fast"}]
+    assert render.verdicts("art/ds", "x", two, refs=refs, together="both", each="order", lang="en") == "both are faster"
+    refs = [{"case": "base"}, {"case": "fast2"}]
+    got = render.verdicts("art/ds", "x", two, refs=refs, together="both", each="order", lang="en")
+    assert got == "in order: faster; no measurable difference", got
+    with pytest.raises(data.DataError, match="one subject per cell"):
+        render.verdicts("art/ds", "x", two, together="both", subjects=["first"], lang="en")
+    with pytest.raises(data.DataError, match="one reference per cell"):
+        render.verdicts("art/ds", "x", two, together="both", refs=[1.0], lang="en")
+    with pytest.raises(data.DataError, match="no label 'both are'"):  # a phrase, not a label key
+        render.verdicts("art/ds", "x", two, together="both are", lang="en")
+    page = 'x {{ verdicts("art/ds", "x", [{"case": "fast"}, {"case": "fast2"}], together="both") }} y'
+    assert render.MARKER.sub(lambda m: render.render_marker(m.group("call"), "zh"), page) == "x 两者都更快 y"
+
+
 def test_a_build_remembers_labels_and_markers_only_while_data_is_unchanged(tmp_path, monkeypatch):
     """During a site build render.labels() and render.render_marker() remember what they returned (the MkDocs
     hook's begin_build / end_build). An edit under data/ must show in the next build (`mkdocs serve`), and

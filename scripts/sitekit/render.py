@@ -26,7 +26,7 @@ from . import DATA
 from .data import DataError, figure_noise, load, previous_row
 
 MARKER = re.compile(
-    r"\{\{\s*(?P<call>(?:table|plot|value|span|noise|provenance|article_cards|glossary|check|verdict)\(.*?\))\s*\}\}"
+    r"\{\{\s*(?P<call>(?:table|plot|value|span|noise|provenance|article_cards|glossary|check|verdicts|verdict)\(.*?\))\s*\}\}"
 )
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
@@ -809,9 +809,48 @@ def verdict(name: str, metric: str, where: dict | None = None, ref=1.0, words: l
     return (_t(k, lang) if k in TEXT else label(k, lang)) + (_t("edge", lang) if edge else "")
 
 
+def verdicts(
+    name: str,
+    metric: str,
+    cells: list,
+    ref=1.0,
+    words: list | None = None,
+    *,
+    together: str,
+    each: str = "",
+    subjects: list | None = None,
+    refs: list | None = None,
+    lang: str,
+) -> str:
+    """verdict() for several cells, said once when they agree: `together` + the word ("both are within
+    noise of it", "两者都与目标之差在噪声之内") instead of the same words cell after cell; otherwise `each` +
+    the cells' words in order, each after its subject ("the first is ...; the second ..."), by semicolons.
+    cells: the rows' where-dicts; refs: one reference per cell (else `ref` for all). together, each and
+    subjects are label keys (a marker is the same in both languages); "{}" in a label places the word."""
+    if not cells or (subjects is not None and len(subjects) != len(cells)):
+        raise DataError("verdicts(): give one or more cells, and one subject per cell if any")
+    if refs is not None and len(refs) != len(cells):
+        raise DataError("verdicts(): give one reference per cell")
+    missing = [k for k in [together, each, *(subjects or [])] if k and k not in labels()]
+    if missing:
+        raise DataError(
+            f"verdicts(): no label {missing[0]!r} in any data/*/labels.yml (together, each and subjects are label keys)"
+        )
+    together, each = label(together, lang), label(each, lang) if each else ""
+    subjects = [label(s, lang) for s in subjects] if subjects else None
+    said = [verdict(name, metric, w, ref if refs is None else refs[i], words, lang=lang) for i, w in enumerate(cells)]
+    space = " " if lang == "en" else ""
+    if len(set(said)) == 1:  # "{}" in `together` places the word: "{} in all four cells"
+        return together.replace("{}", said[0]) if "{}" in together else f"{together}{space}{said[0]}"
+    parts = [f"{s}{space}{w}" for s, w in zip(subjects, said)] if subjects else said
+    joined = ("; " if lang == "en" else "；").join(parts)  # semicolons: a word may end in ", only just"
+    return f"{each}{space if each else ''}{joined}"
+
+
 FUNCS = {
     "check": check,
     "verdict": verdict,
+    "verdicts": verdicts,
     "glossary": glossary,
     "table": table,
     "plot": plot,
