@@ -55,6 +55,24 @@ def test_search_index_is_split_by_language(built_site):
     assert len(zh_titles) >= len(zh["docs"]) * 0.8, "the Chinese index holds non-Chinese pages"
 
 
+def test_english_prose_has_no_doubled_words(built_site):
+    """What the reader sees, after data markers are rendered: no "the the", no "a an" (a sentence that ended a
+    line with "on a" and began the next with a rendered "an NVIDIA H200"). Code is left out."""
+    import html as html_mod
+
+    site = built_site[0]
+    found = []
+    for page in sorted(site.glob("*/index.html")):
+        text = page.read_text(encoding="utf-8")
+        for para in re.findall(r"<(?:p|li|td|figcaption)>(.*?)</(?:p|li|td|figcaption)>", text, flags=re.S):
+            n = iter(range(10**6))  # each code span its own word: "convert `x` to `y`" is not "to to"
+            s = re.sub(r"<(script|style|pre|code)[^>]*>.*?</\1>", lambda _: f" code{next(n)} ", para, flags=re.S)
+            s = " ".join(html_mod.unescape(re.sub(r"<[^>]+>", " ", s)).split())
+            for m in re.finditer(r"\b([A-Za-z]+) \1\b|\b(?:a|an) (?:a|an|the)\b", s, flags=re.I):
+                found.append(f"{page.parent.name}: ...{s[max(0, m.start() - 50) : m.end() + 30]}...")
+    assert not found, "doubled words in the built English pages:\n" + "\n".join(found)
+
+
 def test_no_third_party_urls_in_built_html(built_site):
     """Scripts, styles, fonts and images all come from the site itself."""
     site = built_site[0]

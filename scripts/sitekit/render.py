@@ -115,7 +115,7 @@ TEXT = {
     "near": {"en": "within noise of the target", "zh": "与目标之差在噪声之内"},
     "unsettled": {"en": "unsettled: its noise is {pct} %", "zh": "未定：噪声达 {pct}%"},
     "near_edge": {"en": "just outside the noise of the target", "zh": "与目标之差略超出噪声"},
-    "edge": {"en": ", only just", "zh": "，但离噪声边界很近"},
+    "edge": {"en": ", only just", "zh": "，但贴近噪声边界"},
     "replayed": {
         "en": "replays the timings of <code>data/{dataset}.json</code> (commit <code>{commit}</code>)",
         "zh": "重放 <code>data/{dataset}.json</code> 中的计时（提交 <code>{commit}</code>）",
@@ -129,7 +129,7 @@ TEXT = {
     "clocks": {
         "en": "SM clock while busy: median {med} MHz, highest {hi}; power {pw} W (median); software power cap "
         "holding the clock in {cap} % of samples",
-        "zh": "GPU 忙碌时 SM 时钟中位数 {med} MHz，最高 {hi} MHz；功耗中位数 {pw} W；{cap}% 的采样中时钟受软件功耗上限压低",
+        "zh": "GPU 忙碌时 SM 时钟中位数 {med} MHz，最高 {hi} MHz；功耗中位数 {pw} W；软件功耗上限压低时钟的采样占 {cap}%",
     },
     "loads": {
         "en": "1-minute load read before each round: {loads}",
