@@ -295,6 +295,22 @@ def test_attention_refuses_a_causal_that_is_not_a_bool_and_tensors_on_two_device
         fa.attention(q, q.to("meta"), q)
 
 
+def test_causal_attention_refuses_key_tiles_wider_than_query_tiles():
+    """The causal path runs an unmasked loop up to the diagonal and a masked one over the diagonal block:
+    with BLOCK_M not a multiple of BLOCK_N the first runs past the diagonal and the output is wrong
+    (relative error 0.23 with BLOCK_M=64, BLOCK_N=128 on an H100; 0.30 at 16 x 32 in the interpreter).
+    The wrapper refuses such settings; non-causal accepts them, and the kernel with BLOCK_M=32, BLOCK_N=16
+    (the interpreter's tiles) matches the reference."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 70, 64, dtype=torch.float16) for _ in range(3))
+    with pytest.raises(ValueError, match="BLOCK_M to be a multiple of BLOCK_N, got BLOCK_M=64, BLOCK_N=128"):
+        fa.attention(q, k, v, causal=True, BLOCK_M=64, BLOCK_N=128)
+    for causal in (True, False):
+        o = fa.attention(q, k, v, causal=causal)
+        assert (o.double() - fa.reference(q, k, v, causal)).abs().max().item() < 2e-3
+    fa.attention(q, k, v, causal=False, BLOCK_M=64, BLOCK_N=128)  # no error: the unmasked loop has no diagonal
+
+
 # -- inference GEMM and FP8 ---------------------------------------------------------------
 
 
@@ -411,6 +427,9 @@ def test_fp8_needs_scales():
         lin.linear_splitk(q, q)
     with pytest.raises(ValueError, match="1 or 4 values"):
         lin.linear_splitk(q, q, torch.ones(3), torch.ones(1))
+    # tl.dot on 8-bit operands needs K >= 32 (Triton's min_dot_size); it failed in the compiler before
+    with pytest.raises(ValueError, match="float8 inputs need BLOCK_K >= 32"):
+        lin.linear_splitk(q, q, torch.ones(1), torch.ones(1), BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
     with pytest.raises(RuntimeError, match="needs a Hopper"):
         lin.matmul_fp8_tma(q, q, torch.ones(1), torch.ones(1))
 

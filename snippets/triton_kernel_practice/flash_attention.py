@@ -5,6 +5,7 @@ Run it: `python snippets/triton_kernel_practice/flash_attention.py` on a Hopper 
 TRITON_INTERPRET=1 on a CPU (small sizes).
 """
 # --8<-- [start:kernel]
+import contextlib
 import math
 import os
 import warnings
@@ -97,9 +98,9 @@ def _tma_ok(t: torch.Tensor) -> bool:
             and all((s * t.element_size()) % 16 == 0 for s in t.stride()[:-1]))
 
 
-def _alloc(size: int, alignment: int, stream):
-    # tl.make_tensor_descriptor writes each descriptor to a scratch buffer in device memory
-    return torch.empty(size, dtype=torch.int8, device=DEVICE)
+def _allocator(device):
+    # tl.make_tensor_descriptor writes each descriptor to a scratch buffer in device memory, on q's device
+    return lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=device)
 
 
 # Configurations measured on the H200 (see the tuning section): (HEAD_DIM, causal) -> launch settings.
@@ -136,6 +137,9 @@ def attention(q, k, v, causal=False, sm_scale=None, **config):
     B, H, N, _ = q.shape
     o = torch.empty((B, H, N, D), device=q.device, dtype=q.dtype)
     cfg = {**ATTN_CONFIGS[(128 if D > 64 else 64, causal)], **config}
+    if causal and cfg["BLOCK_M"] % cfg["BLOCK_N"] != 0:   # the unmasked loop would run past the diagonal
+        raise ValueError(f"attention: causal needs BLOCK_M to be a multiple of BLOCK_N, got "
+                         f"BLOCK_M={cfg['BLOCK_M']}, BLOCK_N={cfg['BLOCK_N']}")
     if cfg["WARP_SPEC"] and (causal or N % cfg["BLOCK_N"] != 0):
         raise ValueError("attention: WARP_SPEC=True only for the unmasked loop (not causal, N % BLOCK_N == 0)")
     if cfg["WARP_SPEC"] and not INTERPRET and torch.cuda.get_device_capability(q.device)[0] < 10:
@@ -145,11 +149,12 @@ def attention(q, k, v, causal=False, sm_scale=None, **config):
         cfg.update(BLOCK_M=32, BLOCK_N=16, WARP_SPEC=False)
     if INTERPRET and q.dtype == torch.bfloat16:     # interpreter's tl.dot mishandles bf16 (see gemm.py)
         q, k, v = q.float(), k.float(), v.float()
-    triton.set_allocator(_alloc)
+    triton.set_allocator(_allocator(q.device))   # process-wide: replaces any allocator set before
     grid = (triton.cdiv(N, cfg["BLOCK_M"]), B * H)
-    attn_fwd_kernel[grid](q, k, v, o, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
-                          B, H, N, 1.0 / math.sqrt(D) if sm_scale is None else sm_scale, HEAD_DIM=D, CAUSAL=causal,
-                          EVEN_N=N % cfg["BLOCK_N"] == 0, **cfg)
+    with contextlib.nullcontext() if INTERPRET else torch.cuda.device(q.device):   # launch on q's GPU
+        attn_fwd_kernel[grid](q, k, v, o, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
+                              B, H, N, 1.0 / math.sqrt(D) if sm_scale is None else sm_scale, HEAD_DIM=D,
+                              CAUSAL=causal, EVEN_N=N % cfg["BLOCK_N"] == 0, **cfg)
     return o
 # --8<-- [end:wrapper]
 

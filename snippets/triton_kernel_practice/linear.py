@@ -251,13 +251,15 @@ def _check(x, w, x_scale, w_scale):
                              f"{s.device if isinstance(s, torch.Tensor) else type(s).__name__}")
 
 
-def _check_config(cfg: dict, out_dtype) -> None:
+def _check_config(cfg: dict, out_dtype, fp8: bool = False) -> None:
     """The launch settings a caller may pass to linear_splitk: tiles of powers of two and at least 16 (tl.dot
-    needs K >= 16; a tile narrower than 16 in M or N compiles to mma, not wgmma, on sm_90), at least one K
-    split, stage and warp; an output dtype the epilogue can store."""
+    needs K >= 16, K >= 32 for 8-bit operands; a tile narrower than 16 in M or N compiles to mma, not wgmma,
+    on sm_90), at least one K split, stage and warp; an output dtype the epilogue can store."""
     tiles = [cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
     if any(not isinstance(b, int) or b < 16 or b & (b - 1) for b in tiles):
         raise ValueError(f"linear: BLOCK_M, BLOCK_N, BLOCK_K must be powers of two >= 16, got {tiles}")
+    if fp8 and cfg["BLOCK_K"] < 32:
+        raise ValueError(f"linear: float8 inputs need BLOCK_K >= 32 (tl.dot on 8-bit operands), got {cfg['BLOCK_K']}")
     w = cfg["num_warps"]
     if not isinstance(cfg["SPLIT_K"], int) or cfg["SPLIT_K"] < 1 or cfg["num_stages"] < 1 or w < 1 or w & (w - 1):
         raise ValueError(f"linear: SPLIT_K and num_stages must be integers >= 1 and num_warps a power of two, got "
@@ -309,7 +311,7 @@ def _plan(x, w, x_scale, w_scale, cfg: dict, out_dtype):
     """Everything about a call that depends only on shapes, dtypes, strides and alignment: checked and
     computed once, then reused by every call with the same key (see _key)."""
     _check(x, w, x_scale, w_scale)
-    _check_config(cfg, out_dtype)
+    _check_config(cfg, out_dtype, fp8=x_scale is not None)
     M, K = x.shape
     N = w.shape[0]
     BM, BN, BK = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
