@@ -673,6 +673,8 @@ def test_a_target_met_or_missed_within_noise_says_so(ratio, met, target_col, nea
         cell = render.target_cell(ds, ds["rows"][0], "met_x", lang)
         assert (words in cell) is near, cell
         assert ("✓" in cell) is met
+        band = {"en": "(noise ±5 %)", "zh": "（噪声 ±5%）"}[lang]  # the band's width, so a reader can weigh the gap
+        assert (band in cell) is near, cell
 
 
 def test_a_ratio_is_no_better_known_than_the_time_it_divides_by():

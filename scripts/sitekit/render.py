@@ -116,6 +116,7 @@ TEXT = {
     "unsettled": {"en": "unsettled: its noise is {pct} %", "zh": "未定：噪声达 {pct}%"},
     "near_edge": {"en": "just outside the noise of the target", "zh": "与目标之差略超出噪声"},
     "edge": {"en": ", only just", "zh": "，但贴近噪声边界"},
+    "noise_band": {"en": " (noise ±{pct} %)", "zh": "（噪声 ±{pct}%）"},
     "replayed": {
         "en": "replays the timings of <code>data/{dataset}.json</code> (commit <code>{commit}</code>)",
         "zh": "重放 <code>data/{dataset}.json</code> 中的计时（提交 <code>{commit}</code>）",
@@ -296,7 +297,9 @@ def near_target(ds: dict, row: dict, col: str, lang: str) -> str:
         return f'<span class="near">{sep}{_t("unsettled", lang).format(pct=f"{noise * 100:.0f}")}</span>'
     if abs(v - t) > EDGE * noise * abs(t):
         return ""
-    return f'<span class="near">{sep}{_t("near" if abs(v - t) <= noise * abs(t) else "near_edge", lang)}</span>'
+    band = _t("noise_band", lang).format(pct=f"{noise * 100:.0f}")  # how wide: a 30 % miss "within noise" needs it
+    word = _t("near" if abs(v - t) <= noise * abs(t) else "near_edge", lang)
+    return f'<span class="near">{sep}{word}{band}</span>'
 
 
 @lru_cache(maxsize=4)
