@@ -255,9 +255,9 @@ TMA_CONFIGS = {
 
 
 def matmul_tma(a, b, **config):
-    if INTERPRET or not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 9:
-        raise RuntimeError("matmul_tma: needs a Hopper (sm_90) or newer GPU: TMA and wgmma do not exist elsewhere")
     a, b, c = _prepare(a, b)
+    if INTERPRET or torch.cuda.get_device_capability(a.device)[0] < 9:     # A's GPU, not the current one
+        raise RuntimeError("matmul_tma: needs a Hopper (sm_90) or newer GPU: TMA and wgmma do not exist elsewhere")
     cfg = {**TMA_CONFIGS[a.dtype], **config}
     BM, BN, BK = cfg.pop("BLOCK_M"), cfg.pop("BLOCK_N"), cfg.pop("BLOCK_K")
     b_kmajor = b.stride(0) == 1 and b.stride(1) != 1    # B = W.t() of a row-major W (N, K)

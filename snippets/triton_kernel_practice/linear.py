@@ -605,9 +605,9 @@ FP8_TMA_CONFIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8, EPI_SPLI
 def matmul_fp8_tma(a, w, a_scale, w_scale, out_dtype=torch.bfloat16, **config):
     """C = (A @ W.T) * scales for e4m3 A (M, K), W (N, K); Hopper TMA + persistent, large M."""
     from triton.tools.tensor_descriptor import TensorDescriptor
-    if INTERPRET or not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 9:
-        raise RuntimeError("matmul_fp8_tma: needs a Hopper (sm_90) or newer GPU: FP8 wgmma and TMA do not exist elsewhere")
     _check(a, w, a_scale, w_scale)
+    if INTERPRET or torch.cuda.get_device_capability(a.device)[0] < 9:     # A's GPU, not the current one
+        raise RuntimeError("matmul_fp8_tma: needs a Hopper (sm_90) or newer GPU: FP8 wgmma and TMA do not exist elsewhere")
     if a.dtype not in FP8:
         raise ValueError(f"matmul_fp8_tma: A and W must be float8_e4m3fn, got {a.dtype}")
     M, K = a.shape
