@@ -697,6 +697,25 @@ def test_a_ratio_is_no_better_known_than_the_time_it_divides_by():
     assert data.figure_noise(ds, ours, "ratio_cudnn") == (0.07, "declared")
 
 
+def test_two_ratios_over_the_same_time_leave_that_time_out_of_their_comparison():
+    """Two kernels of one case, each divided by the same cuDNN time: comparing the ratios compares the two
+    kernels' times, so cuDNN's round spread (30 %) cancels and the pair's noise is their own (2 x 4 %).
+    Against a cell of another case the two references differ, and both spreads count."""
+    metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.07}, "ratio_cudnn": {"unit": "×", "noise": 0.07}}
+    rows = [
+        {"impl": "gluon", "N": 4096, "tflops": 600.0, "tflops_spread": 0.04, "ratio_cudnn": 1.0},
+        {"impl": "triton", "N": 4096, "tflops": 500.0, "tflops_spread": 0.01, "ratio_cudnn": 0.83},
+        {"impl": "sdpa_cudnn", "N": 4096, "tflops": 600.0, "tflops_spread": 0.3},
+        {"impl": "triton", "N": 16384, "tflops": 500.0, "tflops_spread": 0.01, "ratio_cudnn": 0.83},
+        {"impl": "sdpa_cudnn", "N": 16384, "tflops": 600.0, "tflops_spread": 0.02},
+    ]
+    ds = data.new("art/ds", metrics, rows)
+    gluon, triton_, _, other_case, _ = ds["rows"]
+    assert data.figure_noise(ds, gluon, "ratio_cudnn", other=triton_) == (pytest.approx(0.08), "measured")
+    assert data.figure_noise(ds, gluon, "ratio_cudnn", other=other_case) == (pytest.approx(0.6), "measured")
+    assert data.figure_noise(ds, gluon, "ratio_cudnn") == (pytest.approx(0.6), "measured")
+
+
 def test_an_unstable_cell_shows_its_two_figures_apart(monkeypatch):
     """met in one run, not met in the other: the cell shows both figures, with one more decimal when the
     metric's format prints them alike (0.799 and 0.802 against 0.8 showed "0.80, 0.80")."""

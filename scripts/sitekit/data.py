@@ -313,11 +313,15 @@ def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None, _r
     chose different settings for the row (META `chosen`). A dataset that records no spread for the
     figure falls back to its metric's declared `noise`. A ratio to another row of the run (reference_row:
     ours against cuDNN's) is no better known than either time it divides, so that row's recorded spreads
-    count too."""
+    count too, unless the row compared with divides by the same row."""
     meta = ds["metrics"][metric]
     ref = reference_row(ds, row, metric) if _refs else None
     if ref is not None:
         other_ref = reference_row(ds, other, metric) if other is not None else None
+        if other_ref is ref:
+            # two ratios over the same time (ours and the Gluon kernel, each against this cell's cuDNN):
+            # it cancels in their comparison, which compares the two times alone
+            return figure_noise(ds, row, metric, other, _refs=False)
         rows = [r for r in (row, other, ref, other_ref) if r is not None]
         derived = [
             2 * x
