@@ -52,9 +52,15 @@ def chosen_datasets(args) -> list[registry.Dataset]:
         from sitekit.stale import current
 
         moved = current()
-        return [d for d in registry.DATASETS if d.needs == "gpu" and d.name in moved]
+        return [d for d in registry.DATASETS if d.needs == "gpu" and not d.gpu and d.name in moved]
     tiers = {"nightly": ("nightly",), "weekly": ("nightly", "weekly"), "all": ("nightly", "weekly")}[args.tier]
-    return [d for d in registry.DATASETS if d.needs == "gpu" and d.tier in tiers]
+    # a dataset of another card (META gpu) runs only when --only names it, on that card
+    return [d for d in registry.DATASETS if d.needs == "gpu" and not d.gpu and d.tier in tiers]
+
+
+def wrong_card(datasets, gpu: str) -> list[str]:
+    """The chosen datasets that belong to another card (META gpu) than this one, one line each."""
+    return [f"{d.name}: measured on an {d.gpu} only" for d in datasets if d.gpu and d.gpu not in gpu]
 
 
 def fit(datasets, seconds: int, blocks: bool) -> tuple[list, list]:
@@ -300,6 +306,10 @@ def main(argv=None) -> int:
         print(f"gpu_ci: needs a CUDA GPU and torch with CUDA ({e})", file=sys.stderr)
         return 2
     gpu = torch.cuda.get_device_name()
+    wrong = wrong_card(datasets, gpu)
+    if wrong:
+        print(f"gpu_ci: this GPU is {gpu}:\n  " + "\n  ".join(wrong), file=sys.stderr)
+        return 2
     foreign = foreign_gpu(datasets, gpu)
     if foreign and not args.new_gpu:
         print(

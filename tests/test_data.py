@@ -4,6 +4,7 @@ the nightly GPU CI plan fits its budget, and a failed or invalid measurement nev
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
@@ -233,7 +234,8 @@ def test_readme_states_the_weekly_plan_gpu_ci_makes():
     sys.path.insert(0, str(ROOT / "scripts"))
     import gpu_ci
 
-    weekly = [d for d in DATASETS if d.needs == "gpu" and d.tier in ("nightly", "weekly")]
+    weekly = gpu_ci.chosen_datasets(argparse.Namespace(only=None, stale=False, tier="weekly"))
+    assert weekly == [d for d in DATASETS if d.needs == "gpu" and not d.gpu and d.tier in ("nightly", "weekly")]
     wall = gpu_ci.plan_seconds(weekly, blocks=True)[2]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     m = re.search(r"The weekly tier \(every GPU dataset\) plans ([\d,]+) s \((\d+) minutes", readme)
@@ -255,7 +257,7 @@ def test_gpu_ci_nightly_plan_fits_eight_minutes():
     sys.path.insert(0, str(ROOT / "scripts"))
     import gpu_ci
 
-    nightly = [d for d in DATASETS if d.needs == "gpu" and d.tier == "nightly"]
+    nightly = gpu_ci.chosen_datasets(argparse.Namespace(only=None, stale=False, tier="nightly"))
     timed, beside, wall = gpu_ci.plan_seconds(nightly, blocks=True)
     assert wall <= 480, f"nightly plan {wall} s (timed {timed} s + {beside} s side by side) exceeds 480 s"
     p = _gpu_ci_cli("--tier", "nightly", "--budget", "10")
@@ -270,7 +272,7 @@ def test_gpu_ci_stale_chooses_what_stale_yml_lists_and_fit_splits_it_across_runs
     from sitekit.stale import current
 
     now = current()
-    stale_gpu = [d.name for d in DATASETS if d.needs == "gpu" and d.name in now]
+    stale_gpu = [d.name for d in DATASETS if d.needs == "gpu" and not d.gpu and d.name in now]
     p = _gpu_ci_cli("--stale", "--no-blocks", "--plan")
     assert p.returncode == 0, p.stderr
     listed = [line.split()[0] for line in p.stdout.splitlines() if line.startswith("  ")]
@@ -566,6 +568,37 @@ def test_gpu_ci_stops_before_measuring_on_another_gpu(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert "this GPU is NVIDIA H100 80GB HBM3" in err and f"{name}: committed data from NVIDIA H200" in err
     assert "--new-gpu" in err and data.path_of(name).read_bytes() == before
+
+
+def test_a_dataset_of_another_card_runs_only_when_named_and_only_on_that_card(monkeypatch, capsys, tmp_path):
+    """META gpu pins a GPU dataset to another card than the site's (the deep dive's H100 forward): the tiers
+    and --stale leave it out, so the H200 plans stay as they were; --only runs it, and on any other card
+    gpu_ci stops before measuring. A META gpu on a CPU dataset, or one that is no string, is refused."""
+    gpu_ci = _gpu_ci()
+    pinned = [d for d in DATASETS if d.gpu]
+    assert [d.name for d in pinned] == ["triton_deep_dive/attention_h100"] and pinned[0].gpu == "H100"
+    for tier in ("nightly", "weekly"):
+        chosen = gpu_ci.chosen_datasets(argparse.Namespace(only=None, stale=False, tier=tier))
+        assert pinned[0] not in chosen and chosen
+    assert pinned[0] not in gpu_ci.chosen_datasets(argparse.Namespace(only=None, stale=True, tier="nightly"))
+    only = gpu_ci.chosen_datasets(argparse.Namespace(only=[pinned[0].name], stale=False, tier="nightly"))
+    assert only == pinned
+    assert gpu_ci.wrong_card(only, "NVIDIA H100 80GB HBM3") == []
+    assert gpu_ci.wrong_card(only, "NVIDIA H200") == ["triton_deep_dive/attention_h100: measured on an H100 only"]
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
+    monkeypatch.setattr(gpu_ci, "measure", lambda *a: pytest.fail("a producer ran on the wrong card"))
+    args = ["--only", pinned[0].name, "--no-blocks", "--log", str(tmp_path / "l"), "--report", str(tmp_path / "r")]
+    assert gpu_ci.main(args) == 2
+    assert "measured on an H100 only" in capsys.readouterr().err
+    for bad in ('{"needs": "cpu", "gpu": "H100"}', '{"needs": "gpu", "gpu": 100}'):
+        p = tmp_path / "p.py"
+        p.write_text(f"META = {bad}\n")
+        monkeypatch.setattr(registry, "ROOT", tmp_path)
+        with pytest.raises(registry.RegistryError, match="META gpu must be"):
+            registry._meta(p)
 
 
 def test_a_run_on_another_gpu_is_no_second_opinion():

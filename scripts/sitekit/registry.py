@@ -18,6 +18,9 @@ quick_varies: the row parameters (non-metric keys) whose values the producer's -
 chosen:   {row kind: [columns]}: columns that record what the run chose for rows of that kind (the
           block size a sweep picked as best), not which case was measured. They are shown, but left
           out of the case key, so a run that picks another configuration measures the same case.
+gpu:      for a GPU dataset measured on another card than the site's GPU (the H200): a word its device
+          name must contain ("H100"). GPU CI's tiers and --stale leave such a dataset out; --only runs
+          it, on that card only. Default "" (the site's GPU).
 
 The META line is left out of the producer's source hash (sitekit.measure.source_hash), so changing
 any of these keys does not make the dataset stale (nor does a comment after it: the hash of a Python
@@ -51,6 +54,7 @@ class Dataset:
     timed: bool = True
     quick_varies: tuple[str, ...] = ()
     chosen: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ((row kind, (column, ...)), ...)
+    gpu: str = ""  # a word the device name must contain, for a dataset measured on another card
 
 
 def _meta(path: Path) -> dict:
@@ -65,10 +69,21 @@ def _meta(path: Path) -> dict:
             break
     else:
         raise RegistryError(f"{rel}: no module-level META = {{'needs': ..., 'tier': ..., 'budget_s': ...}}")
-    if not isinstance(meta, dict) or set(meta) - {"needs", "tier", "budget_s", "timed", "quick_varies", "chosen"}:
+    if not isinstance(meta, dict) or set(meta) - {
+        "needs",
+        "tier",
+        "budget_s",
+        "timed",
+        "quick_varies",
+        "chosen",
+        "gpu",
+    }:
         raise RegistryError(
-            f"{rel}: META takes only the keys needs, tier, budget_s, timed, quick_varies, chosen; found {meta!r}"
+            f"{rel}: META takes only the keys needs, tier, budget_s, timed, quick_varies, chosen, gpu; found {meta!r}"
         )
+    g = meta.get("gpu", "")
+    if not isinstance(g, str) or (g and meta.get("needs", "gpu") != "gpu"):
+        raise RegistryError(f"{rel}: META gpu must be a word of a GPU's name, for a GPU dataset; found {g!r}")
     ch = meta.get("chosen", {})
     if not (
         isinstance(ch, dict)

@@ -44,10 +44,14 @@ def cudnn_target(direction: str, D: int, causal: bool) -> float:
     return 1.0 if (D == 128 and not causal) else 0.9
 
 
-def main(argv=None) -> int:
-    ap = data.arg_parser(__doc__, NAME)
+def main(argv=None, *, name=NAME, doc=__doc__, shapes=SHAPES, directions=("fwd", "bwd"), head_dims=None,
+         card=None, targets=True) -> int:
+    """Time the cells below and write dataset `name`. attention_h100.py measures the forward on an H100 with
+    it: shapes, directions and head dims to time, card (a word the GPU's name must contain), and targets
+    (False: no target or verdict columns, the issue's targets being the H200's)."""
+    ap = data.arg_parser(doc, name)
     args = ap.parse_args(argv)
-    measure.need_gpu(NAME)
+    measure.need_gpu(name)
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -58,20 +62,22 @@ def main(argv=None) -> int:
     sys.modules["attention_gluon"] = ag
     bg = measure.snippet("triton_deep_dive/attention_bwd_gluon")
     if torch.cuda.get_device_capability()[0] != 9:
-        sys.exit(f"{NAME}: the 'gluon' rows need a Hopper GPU (sm_90), got {torch.cuda.get_device_name()}")
+        sys.exit(f"{name}: the 'gluon' rows need a Hopper GPU (sm_90), got {torch.cuda.get_device_name()}")
+    if card and card not in torch.cuda.get_device_name():
+        sys.exit(f"{name}: measured on an {card} only (beside the H200's rows); this GPU is {torch.cuda.get_device_name()}")
     backends = {"sdpa_cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa_flash": SDPBackend.FLASH_ATTENTION}
     torch.manual_seed(0)
     rows, spans = [], {}
     with measure.ClockLog() as clocks:  # nvidia-smi in the background, for each row's clock
-        for B, H, N in QUICK_SHAPES if args.quick else SHAPES:
-            for D in fa.HEAD_DIMS:
+        for B, H, N in QUICK_SHAPES if args.quick else shapes:
+            for D in head_dims or fa.HEAD_DIMS:
                 q, k, v = (
                     torch.randn(B, H, N, D, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3)
                 )
                 do = torch.randn_like(q)
                 ours = ("triton", "gluon") if D in (64, 128) else ("triton",)
                 if ("gluon" in ours) != ag.uses_gluon(q, k, v):
-                    sys.exit(f"{NAME}: attention_gluon.uses_gluon disagrees with this script's plan at D={D}")
+                    sys.exit(f"{name}: attention_gluon.uses_gluon disagrees with this script's plan at D={D}")
                 for causal in (False, True):
 
                     def run(impl):
@@ -85,7 +91,11 @@ def main(argv=None) -> int:
                     # correctness first: forward against fp32 (or cuDNN when N x N in fp32 is too large),
                     # gradients of Triton against SDPA flash's
                     outs = {impl: run(impl) for impl in (*ours, *backends)}
-                    grads = {impl: torch.autograd.grad(o, (q, k, v), do) for impl, o in outs.items()}
+                    grads = (
+                        {impl: torch.autograd.grad(o, (q, k, v), do) for impl, o in outs.items()}
+                        if "bwd" in directions
+                        else {}
+                    )
                     if N <= 4096:
                         ref = fa.reference(q.detach(), k.detach(), v.detach(), causal)
                     else:
@@ -93,18 +103,18 @@ def main(argv=None) -> int:
                     for impl, o in outs.items():
                         err = measure.rel_err(o.detach(), ref)
                         if err > 3e-3:
-                            sys.exit(f"{NAME}: {impl} forward N={N} D={D} causal={causal}: relative error {err:.2e}")
-                    for impl in ours:
-                        for name, g, r in zip("qkv", grads[impl], grads["sdpa_flash"]):
+                            sys.exit(f"{name}: {impl} forward N={N} D={D} causal={causal}: relative error {err:.2e}")
+                    for impl in ours if grads else ():
+                        for t, g, r in zip("qkv", grads[impl], grads["sdpa_flash"]):
                             err = measure.rel_err(g, r)
                             if err > 5e-3:
                                 sys.exit(
-                                    f"{NAME}: {impl} d{name} N={N} D={D} causal={causal}: {err:.2e} from SDPA flash"
+                                    f"{name}: {impl} d{t} N={N} D={D} causal={causal}: {err:.2e} from SDPA flash"
                                 )
                     del outs, grads, ref
 
                     flops = 4 * B * H * N * N * D / (2 if causal else 1)
-                    for direction in ("fwd", "bwd"):
+                    for direction in directions:
                         fns = {}
                         for impl in (*ours, *backends):
                             if direction == "fwd":
@@ -147,7 +157,7 @@ def main(argv=None) -> int:
                             if impl in ours:
                                 r_c, r_f = best["sdpa_cudnn"] / t, best["sdpa_flash"] / t
                                 row.update(ratio_cudnn=r_c, ratio_flash=r_f)
-                                if D in (64, 128):
+                                if D in (64, 128) and targets:
                                     tc = cudnn_target(direction, D, causal)
                                     row.update(target_cudnn=tc, met_cudnn=r_c >= tc, met_flash=r_f >= FLASH_TARGET)
                             rows.append(row)
@@ -162,7 +172,7 @@ def main(argv=None) -> int:
         c = clocks.windows(spans[r.pop("_span")][r["impl"]])
         if c is None:
             sys.exit(
-                f"{NAME}: no busy nvidia-smi sample while {r['impl']} N={r['N']} D={r['D']} {r['pass']} was "
+                f"{name}: no busy nvidia-smi sample while {r['impl']} N={r['N']} D={r['D']} {r['pass']} was "
                 f"timed ({clocks.error or 'nvidia-smi gave no sample'})"
             )
         r.update(sm_mhz=c["sm_mhz"][1], power_w=c["power_w"][0])
@@ -177,7 +187,9 @@ def main(argv=None) -> int:
         "met_cudnn": {"unit": "bool", "noise": 0, "of": "ratio_cudnn"},
         "met_flash": {"unit": "bool", "noise": 0, "of": "ratio_flash", "target": FLASH_TARGET},
     }
-    ds = data.new(NAME, metrics, rows, params={"N": {"fmt": "pow2"}, "target_cudnn": {"fmt": ".1f"}})
+    if not targets:
+        del metrics["met_cudnn"], metrics["met_flash"]
+    ds = data.new(name, metrics, rows, params={"N": {"fmt": "pow2"}, "target_cudnn": {"fmt": ".1f"}})
     return data.save(ds, args.out, quick=args.quick)
 
 
