@@ -84,9 +84,13 @@ def attn_fwd_kernel(Q, K, V, O,                     # (B, H, N, D) tensors, unit
         acc, l_i, m_i = attn_tiles(acc, l_i, m_i, q, k_desc, v_desc, pid_m * BLOCK_M, (pid_m + 1) * BLOCK_M,
                                    offs_m, N_CTX, qk_scale, BLOCK_N, HEAD_DIM, 1, False)
     else:
-        # keys past N_CTX load as zeros; mask them only when N_CTX is not a multiple of BLOCK_N
-        acc, l_i, m_i = attn_tiles(acc, l_i, m_i, q, k_desc, v_desc, 0, N_CTX, offs_m,
-                                   N_CTX, qk_scale, BLOCK_N, HEAD_DIM, 0 if EVEN_N else 2, WARP_SPEC)
+        # whole key tiles need no mask; keys past N_CTX load as zeros, so a ragged N_CTX masks its last tile
+        n_full = N_CTX if EVEN_N else (N_CTX // BLOCK_N) * BLOCK_N
+        acc, l_i, m_i = attn_tiles(acc, l_i, m_i, q, k_desc, v_desc, 0, n_full, offs_m,
+                                   N_CTX, qk_scale, BLOCK_N, HEAD_DIM, 0, WARP_SPEC)
+        if not EVEN_N:
+            acc, l_i, m_i = attn_tiles(acc, l_i, m_i, q, k_desc, v_desc, n_full, N_CTX, offs_m,
+                                       N_CTX, qk_scale, BLOCK_N, HEAD_DIM, 2, False)
     out = acc / l_i[:, None]
     o_desc.store([pid_m * BLOCK_M, 0], out.to(O.dtype.element_ty))
 # --8<-- [end:kernel]
