@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""GPU CI: run every GPU-marked code block and re-measure every GPU dataset.
+"""GPU CI: run every GPU-marked code block and re-measure every GPU dataset of the site's card (the H200); a
+dataset whose META names another card (gpu) runs only with --only, on that card.
 
     python scripts/gpu_ci.py --tier nightly            # blocks + nightly datasets; replace data/ on success
     python scripts/gpu_ci.py --check --tier nightly    # report figures that drifted beyond noise; exit 1 if any
-    python scripts/gpu_ci.py --check --write --tier weekly  # every GPU dataset; write even if something drifted
+    python scripts/gpu_ci.py --check --write --tier weekly  # every GPU dataset of the site's card; write even if something drifted
     python scripts/gpu_ci.py --only foundation/ceilings --no-blocks
     python scripts/gpu_ci.py --tier nightly --plan     # print the plan and its budget, run nothing
     python scripts/gpu_ci.py --check --write --no-blocks --stale --fit 540
@@ -56,6 +57,14 @@ def chosen_datasets(args) -> list[registry.Dataset]:
     tiers = {"nightly": ("nightly",), "weekly": ("nightly", "weekly"), "all": ("nightly", "weekly")}[args.tier]
     # a dataset of another card (META gpu) runs only when --only names it, on that card
     return [d for d in registry.DATASETS if d.needs == "gpu" and not d.gpu and d.tier in tiers]
+
+
+def stale_elsewhere() -> list[registry.Dataset]:
+    """The stale GPU datasets of another card (META gpu), which --stale leaves out."""
+    from sitekit.stale import current
+
+    moved = current()
+    return [d for d in registry.DATASETS if d.needs == "gpu" and d.gpu and d.name in moved]
 
 
 def wrong_card(datasets, gpu: str) -> list[str]:
@@ -246,7 +255,7 @@ def main(argv=None) -> int:
         "--tier",
         choices=["nightly", "weekly", "all"],
         default="all",
-        help="nightly: the datasets of tier nightly; weekly (= all): every GPU dataset",
+        help="nightly: the datasets of tier nightly; weekly (= all): every GPU dataset of the site's card",
     )
     ap.add_argument(
         "--budget",
@@ -272,12 +281,16 @@ def main(argv=None) -> int:
     except registry.RegistryError as e:
         print(f"gpu_ci: {e}", file=sys.stderr)
         return 2
+    elsewhere = stale_elsewhere() if args.stale else []
+    for d in elsewhere:
+        print(f"gpu_ci: left out: {d.name} is stale but measured on an {d.gpu} only (--only {d.name} on that card)")
     if args.fit is not None:
         datasets, left = fit(datasets, args.fit, not args.no_blocks)
         if left:
             print(f"gpu_ci: left for a later run (over --fit {args.fit} s): {', '.join(d.name for d in left)}")
     if not datasets:
-        print("gpu_ci: no dataset chosen" + (" (none is stale)" if args.stale else ""), flush=True)
+        none_stale = args.stale and not elsewhere
+        print("gpu_ci: no dataset chosen" + (" (none is stale)" if none_stale else ""), flush=True)
         return 0
     timed, beside, wall = plan_seconds(datasets, not args.no_blocks)
     print(

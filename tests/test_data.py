@@ -238,7 +238,7 @@ def test_readme_states_the_weekly_plan_gpu_ci_makes():
     assert weekly == [d for d in DATASETS if d.needs == "gpu" and not d.gpu and d.tier in ("nightly", "weekly")]
     wall = gpu_ci.plan_seconds(weekly, blocks=True)[2]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"The weekly tier \(every GPU dataset\) plans ([\d,]+) s \((\d+) minutes", readme)
+    m = re.search(r"The weekly tier \(every GPU dataset of the H200\) plans ([\d,]+) s \((\d+) minutes", readme)
     assert m, "README.md no longer states the weekly plan"
     assert int(m.group(1).replace(",", "")) == wall, f"README says {m.group(1)} s, gpu_ci.py plans {wall} s"
     assert int(m.group(2)) == round(wall / 60), f"README says {m.group(2)} minutes for {wall} s"
@@ -747,6 +747,27 @@ def test_two_ratios_over_the_same_time_leave_that_time_out_of_their_comparison()
     assert data.figure_noise(ds, gluon, "ratio_cudnn", other=triton_) == (pytest.approx(0.08), "measured")
     assert data.figure_noise(ds, gluon, "ratio_cudnn", other=other_case) == (pytest.approx(0.6), "measured")
     assert data.figure_noise(ds, gluon, "ratio_cudnn") == (pytest.approx(0.6), "measured")
+
+
+def test_the_drift_gate_counts_each_runs_reference_time():
+    """A new run's ratio to cuDNN against the committed one: the two runs divide by different cuDNN times, so
+    neither cancels, and the new run's cuDNN spread (30 %) counts as the committed run's does. A 20 % move
+    is then within noise; with steady cuDNN rounds in both runs it is drift."""
+    metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.07}, "ratio_cudnn": {"unit": "×", "noise": 0.07}}
+
+    def run(ratio, cudnn_spread):  # ours steady at 600 TFLOP/s; cuDNN's time sets the ratio
+        return data.new(
+            "art/ds",
+            metrics,
+            [
+                {"impl": "gluon", "N": 4096, "tflops": 600.0, "tflops_spread": 0.01, "ratio_cudnn": ratio},
+                {"impl": "sdpa_cudnn", "N": 4096, "tflops": 600.0 / ratio, "tflops_spread": cudnn_spread},
+            ],
+        )
+
+    assert data.compare(run(1.0, 0.01), run(1.2, 0.3)) == []
+    drift = data.compare(run(1.0, 0.01), run(1.2, 0.01))
+    assert any("ratio_cudnn" in d for d in drift), drift
 
 
 def test_an_unstable_cell_shows_its_two_figures_apart(monkeypatch):

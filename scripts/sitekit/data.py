@@ -305,7 +305,9 @@ def reference_row(ds: dict, row: dict, metric: str) -> dict | None:
     return found[0] if len(found) == 1 else None
 
 
-def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None, _refs: bool = True) -> tuple[float, str]:
+def figure_noise(
+    ds: dict, row: dict, metric: str, other: dict | None = None, _refs: bool = True, other_ds: dict | None = None
+) -> tuple[float, str]:
     """The relative change one figure may show without meaning anything, and where that bound comes from.
 
     Measured, per figure: twice the largest round-to-round spread recorded for it (this run, the other
@@ -313,11 +315,13 @@ def figure_noise(ds: dict, row: dict, metric: str, other: dict | None = None, _r
     chose different settings for the row (META `chosen`). A dataset that records no spread for the
     figure falls back to its metric's declared `noise`. A ratio to another row of the run (reference_row:
     ours against cuDNN's) is no better known than either time it divides, so that row's recorded spreads
-    count too, unless the row compared with divides by the same row."""
+    count too, unless the row compared with divides by the same row. other_ds: the dataset `other` belongs to,
+    when not `ds` (the drift gate compares a new run's row with the committed one: each run's reference row
+    counts, and none cancels)."""
     meta = ds["metrics"][metric]
     ref = reference_row(ds, row, metric) if _refs else None
     if ref is not None:
-        other_ref = reference_row(ds, other, metric) if other is not None else None
+        other_ref = reference_row(other_ds or ds, other, metric) if other is not None else None
         if other_ref is ref:
             # two ratios over the same time (ours and the Gluon kernel, each against this cell's cuDNN):
             # it cancels in their comparison, which compares the two times alone
@@ -499,7 +503,7 @@ def compare(old: dict, new_: dict) -> list[str]:
                 if bool(a) != bool(b):
                     problems.append(f"{new_['name']}: {key} {m}: target flipped {a} -> {b}")
                 continue
-            noise, source = figure_noise(old, ref, m, row)
+            noise, source = figure_noise(old, ref, m, row, other_ds=new_)
             rel = abs(b - a) / max(abs(a), 1e-30)
             if rel > noise:
                 problems.append(

@@ -186,7 +186,7 @@ def check(B, H, N, D, causal, dtype=torch.float16, layout="bhnd"):
 if __name__ == "__main__":
     if DEVICE == "cuda" and not torch.cuda.is_available():
         raise SystemExit("flash_attention.py: needs a CUDA GPU; TRITON_INTERPRET=1 runs it on the CPU")
-    sizes = [(1, 2, 40, 16), (2, 1, 67, 32), (1, 1, 64, 64)] if INTERPRET else [(2, 3, 1000, 64), (1, 4, 1537, 128), (2, 2, 1024, 128)]
+    sizes = [(1, 2, 40, 16), (2, 1, 67, 32), (1, 1, 64, 64)] if INTERPRET else [(2, 3, 1000, 64), (1, 4, 1537, 128), (2, 2, 1024, 128), (1, 2, 40, 64)]
     for B, H, N, D in sizes:
         for causal in (False, True):
             check(B, H, N, D, causal)

@@ -271,8 +271,9 @@ def matmul_tma(a, b, **config):
     c_desc = TensorDescriptor.from_tensor(c, [BM, BN // 2 if cfg["EPI_SPLIT"] else BN])
     num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     grid = (min(num_sms, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
-    matmul_tma_kernel[grid](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK,
-                            NUM_SMS=grid[0], B_KMAJOR=b_kmajor, **cfg)
+    with torch.cuda.device(a.device):                   # launch on A's GPU, not the current one
+        matmul_tma_kernel[grid](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK,
+                                NUM_SMS=grid[0], B_KMAJOR=b_kmajor, **cfg)
     return c
 # --8<-- [end:tma]
 
