@@ -211,13 +211,15 @@ def matmul_tma_kernel(a_desc, b_desc, c_desc,   # TMA descriptors: shape, stride
                       M, N, K,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                       GROUP_M: tl.constexpr,
-                      NUM_SMS: tl.constexpr,    # programs launched: one per multiprocessor
+                      NUM_SMS: tl.constexpr,    # the GPU's SM count: the grid, unless there are fewer tiles
                       B_KMAJOR: tl.constexpr,   # B arrives as B^T (N, K) in memory, e.g. a weight W.t()
                       EPI_SPLIT: tl.constexpr): # store C in two halves: less shared memory for the epilogue
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
-    # Persistent: each program walks over tiles start, start + NUM_SMS, ...; flatten=True lets the
+    # Persistent: each program walks over tiles start, start + NUM_SMS, ... (with fewer tiles than SMs the
+    # grid is one program per tile and each takes one); NUM_SMS is the same for every shape on a GPU, so
+    # the tile count does not add a compiled variant. flatten=True lets the
     # compiler pipeline the K loop across tile boundaries, so the next tile's loads overlap this
     # tile's epilogue.
     for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=True):
@@ -273,7 +275,7 @@ def matmul_tma(a, b, **config):
     grid = (min(num_sms, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
     with torch.cuda.device(a.device):                   # launch on A's GPU, not the current one
         matmul_tma_kernel[grid](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK,
-                                NUM_SMS=grid[0], B_KMAJOR=b_kmajor, **cfg)
+                                NUM_SMS=num_sms, B_KMAJOR=b_kmajor, **cfg)
     return c
 # --8<-- [end:tma]
 

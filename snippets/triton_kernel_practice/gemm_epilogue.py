@@ -114,7 +114,7 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = No
     sms = 4 if INTERPRET else torch.cuda.get_device_properties(x.device).multi_processor_count
     grid = (min(sms, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
     linear_gelu_kernel[grid](x_desc, w_desc, y_desc, y if bias is None else bias, M, N, K,
-                             BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, NUM_SMS=grid[0],
+                             BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, NUM_SMS=sms,
                              BIAS=bias is not None, GELU=gelu, FAST_TANH=not INTERPRET, **cfg)
     return y
 # --8<-- [end:wrapper]

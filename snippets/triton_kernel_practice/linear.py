@@ -627,7 +627,7 @@ def matmul_fp8_tma(a, w, a_scale, w_scale, out_dtype=torch.bfloat16, **config):
     grid = (min(num_sms, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
     with torch.cuda.device(a.device):                   # launch on A's GPU, not the current one
         fp8_tma_kernel[grid](a_desc, b_desc, c_desc, a_scale, w_scale, M, N, K, BLOCK_M=BM, BLOCK_N=BN,
-                             BLOCK_K=BK, NUM_SMS=grid[0], PER_ROW=per_row, **cfg)
+                             BLOCK_K=BK, NUM_SMS=num_sms, PER_ROW=per_row, **cfg)
     return c
 
 
