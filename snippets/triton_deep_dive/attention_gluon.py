@@ -287,6 +287,8 @@ def forward_fa3(q, k, v, causal=False, scale=None, heads=None, **overrides):
     key = ("fa3", _layout_key(q, k, v), bool(causal), heads, repr(overrides))
     launch = _LAUNCHES.get(key)
     if launch is None:                                        # once per input layout
+        # FA3_CONFIGS is read here only: a change to it reaches layouts planned before only after
+        # _LAUNCHES.clear() (overrides are part of the key and need no clearing)
         cfg = {**FA3_CONFIGS[(D, bool(causal))], **overrides}
         launch = _LAUNCHES[key] = Launch(attn_fwd_fa3, (triton.cdiv(N, cfg["BLOCK_M"]), B * HQ), HEAD_DIM=D,
                                          CAUSAL=bool(causal), HEADS=heads, **cfg)

@@ -17,11 +17,15 @@ program (two sharing a loader, or one, two programs per SM), and the dQ kernel (
 attention.py's), at N = 4096 and, with the same number of tokens (B = 16), at N = 1024: SHORT_N's side of
 bwd_settings(). Its DKDV_WS_CONFIGS, DQ_WS_CONFIGS and SHORT_CONFIGS are tied to these rows. "fwd_gluon"
 rows record the launch's register cap (maxnreg; none: the compiler's choice).
+Rows with pass "fwd_long" time the same two Gluon forwards (kernel "gluon": GLUON's settings; "pingpong":
+PINGPONG's) at the targets' long shape, B = 2, H = 16, N = 16384, for the two (D, mask) pairs whose choice of
+kernel is closest at N = 4096 (D = 64 causal, D = 128 full): whether the choice made there also holds at the
+long sequence; the same test ties forward_gluon's choice to them.
 """
 
 from __future__ import annotations
 
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 220}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 250}
 
 import sys
 
@@ -74,6 +78,8 @@ PINGPONG = {
     64: [(128, 2, False), (128, 4, False), (64, 4, False), (128, 2, True), (128, 4, True)],
     128: [(128, 2, False), (128, 2, True), (128, 3, True), (64, 3, False), (64, 4, True)],
 }
+# "fwd_long": (B, H, N) and the (D, causal) pairs timed there
+LONG_SHAPE, LONG_PAIRS = (2, 16, 16384), ((64, True), (128, False))
 # Gluon backward: dK/dV BLOCK_M (query tile), STAGES (Q/dO ring depth), CONSUMERS, and the dQ kernel;
 # 128-row query tiles spill at both head dims. At N = 1024 only the consumers and the dQ kernel vary.
 BWD_GLUON = {
@@ -88,6 +94,24 @@ BWD_GLUON = {
     ],
     1024: [(64, 2, 2, "triton"), (64, 2, 2, "gluon"), (64, 2, 1, "triton"), (64, 2, 1, "gluon")],
 }
+
+
+class WrongLaunch(Exception):
+    """The kernel timed is not the setting the row names: a bug in the sweep, never a row of data."""
+
+
+def check_fa3_launch(ag, cfg: dict) -> None:
+    """Raise unless the one step-4 launch attention_gluon has planned is `cfg`. forward_fa3 plans a launch
+    once per input layout and keeps it in _LAUNCHES, reading FA3_CONFIGS only then: a sweep that changes the
+    table must drop the kept plans before each setting, or every row times the first one (the rows of the
+    2026-12-03 to 2026-12-06 runs did)."""
+    kws = [launch.kw for key, launch in ag._LAUNCHES.items() if key[0] == "fa3"]
+    if (
+        len(kws) != 1
+        or any(kws[0].get(name) != value for name, value in cfg.items())
+        or ("maxnreg" not in cfg and kws[0].get("maxnreg") is not None)
+    ):
+        raise WrongLaunch(f"{NAME}: the step-4 launch timed is not the row's setting {cfg}: planned {kws}")
 
 
 def main(argv=None) -> int:
@@ -206,6 +230,7 @@ def main(argv=None) -> int:
                     cfg["maxnreg"] = mr
                 # the table entry itself, not overrides: a cap in FA3_CONFIGS must not carry into other rows
                 ag.FA3_CONFIGS[(D, causal)] = cfg
+                ag._LAUNCHES.clear()  # forward_fa3 reads the table when it plans a launch, once per layout
                 row = {
                     "pass": "fwd_gluon",
                     "D": D,
@@ -220,6 +245,9 @@ def main(argv=None) -> int:
                     with torch.no_grad():
                         err = measure.rel_err(ag.forward_fa3(q, k, v, causal)[0], ref)
                         t = measure.bench(lambda: ag.forward_fa3(q, k, v, causal))
+                    check_fa3_launch(ag, cfg)
+                except WrongLaunch:
+                    raise
                 except Exception as e:
                     print(f"fwd_gluon {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
                     rows.append({**row, "output": "no_fit", "tflops": None})
@@ -227,6 +255,7 @@ def main(argv=None) -> int:
                 rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
                 print(rows[-1], flush=True)
             ag.FA3_CONFIGS.update(saved_g)
+            ag._LAUNCHES.clear()
             for bn, st, persistent in PINGPONG.get(D, [])[: 2 if args.quick else None]:
                 cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st, PERSISTENT=persistent)
                 row = {
@@ -266,6 +295,48 @@ def main(argv=None) -> int:
             ref_g = torch.autograd.grad(ref, (q, k, v), do)
             rows += bwd_gluon_rows(q, k, v, do, causal, ref_g, flops, BWD_GLUON[1024])
         del q, k, v, do
+    # both Gluon forwards at the long shape (N = 2048 with --quick), each setting checked against SDPA's flash
+    lb, lh, ln = (1, 4, 2048) if args.quick else LONG_SHAPE
+    for D, causal in LONG_PAIRS:
+        q, k, v = (torch.randn(lb, lh, ln, D, device="cuda", dtype=torch.float16) for _ in range(3))
+        flops = 4 * lb * lh * ln * ln * D / (2 if causal else 1)
+        with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        settings = [("gluon", s) for s in GLUON[D]] + [("pingpong", s) for s in PINGPONG[D]]
+        for kernel, s in settings[:: 3 if args.quick else 1]:
+            row = {"pass": "fwd_long", "kernel": kernel, "D": D, "mask": "causal" if causal else "none", "N": ln}
+            if kernel == "gluon":
+                bm, bn, st, w, mr = s
+                row.update(BLOCK_M=bm, BLOCK_N=bn, K_STAGES=st, num_warps=w, maxnreg=mr)
+                cfg = dict(BLOCK_M=bm, BLOCK_N=bn, K_STAGES=st, V_STAGES=st, num_warps=w)
+                if mr:
+                    cfg["maxnreg"] = mr
+                ag.FA3_CONFIGS[(D, causal)] = cfg
+                ag._LAUNCHES.clear()
+                fn = lambda: ag.forward_fa3(q, k, v, causal)  # noqa: E731
+            else:
+                bn, st, persistent = s
+                row.update(BLOCK_M=64, BLOCK_N=bn, STAGES=st, persistent="yes" if persistent else "no")
+                cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st, PERSISTENT=persistent)
+                fn = lambda cfg=cfg: ag.forward_pingpong(q, k, v, causal, **cfg)  # noqa: E731
+            try:
+                with torch.no_grad():
+                    err = measure.rel_err(fn()[0], ref)
+                    t = measure.bench(fn)
+                if kernel == "gluon":
+                    check_fa3_launch(ag, cfg)
+            except WrongLaunch:
+                raise
+            except Exception as e:
+                print(f"fwd_long {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                rows.append({**row, "output": "no_fit", "tflops": None})
+                continue
+            finally:
+                ag.FA3_CONFIGS.update(saved_g)
+                ag._LAUNCHES.clear()
+            rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
+            print(rows[-1], flush=True)
+        del q, k, v
     metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"}}
     ds = data.new(NAME, metrics, rows)
     return data.save(ds, args.out, quick=args.quick)
