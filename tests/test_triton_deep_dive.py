@@ -1959,6 +1959,10 @@ def test_tuning_page_warns_while_the_fwd_gluon_rows_are_the_cached_kernel():
 
     ds = json.loads((ROOT / "data" / "triton_deep_dive" / "attention_tuning.json").read_text())
     cached = not any(r["pass"] == "fwd_long" for r in ds["rows"])
-    for lang, title in (("en", "These rows do not compare settings"), ("zh", "这些行并没有在比较不同的设置")):
+    for lang, title, not_done in (
+        ("en", "These rows do not compare settings", "The step-4 rows of that sweep's committed run are not"),
+        ("zh", "这些行并没有在比较不同的设置", "该扫描已提交的那次运行中，第 4 步的各行无效"),
+    ):
         page = (ROOT / "docs" / lang / "triton-deep-dive.md").read_text(encoding="utf-8")
         assert (f'!!! warning "{title}' in page) == cached, (lang, cached)
+        assert (not_done in page) == cached, (lang, "the not-done list", cached)
