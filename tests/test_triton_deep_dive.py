@@ -1101,6 +1101,30 @@ def test_tuning_sweep_checks_the_step4_launch_it_timed():
             tuning.check_fa3_launch(bad, cfg)
     tuning.check_fa3_launch(ag({**cfg, "maxnreg": 128}), {**cfg, "maxnreg": 128})
 
+    # the backward: one plan (preprocess, dQ, dK/dV launches) whose dK/dV setting and dQ kernel are the row's
+    bg = SimpleNamespace(attn_bwd_dq_ws=object())
+    dkdv = dict(BLOCK_M=64, BLOCK_N=64, STAGES=2, CONSUMERS=2)
+    row = {"pass": "bwd_gluon", "D": 64, **dkdv, "dq": "gluon"}
+
+    def plans(*specs):
+        return SimpleNamespace(
+            _LAUNCHES={
+                ("bwd", i): (None, SimpleNamespace(kernel=dq), SimpleNamespace(kw={**kw, "HEAD_DIM": 64}))
+                for i, (dq, kw) in enumerate(specs)
+            }
+        )
+
+    tuning.check_bwd_launch(plans((bg.attn_bwd_dq_ws, dkdv)), bg, row)
+    tuning.check_bwd_launch(plans((object(), dkdv)), bg, {**row, "dq": "triton"})
+    for bad in (
+        plans(),
+        plans((bg.attn_bwd_dq_ws, dkdv), (bg.attn_bwd_dq_ws, dkdv)),
+        plans((object(), dkdv)),
+        plans((bg.attn_bwd_dq_ws, {**dkdv, "CONSUMERS": 1})),
+    ):
+        with pytest.raises(tuning.WrongLaunch):
+            tuning.check_bwd_launch(bad, bg, row)
+
 
 def _bwd_gluon_settings() -> dict:
     """{(D, causal, N): bwd_settings(D, causal, N)} of attention_bwd_gluon.py at N = 4096 and N = SHORT_N,

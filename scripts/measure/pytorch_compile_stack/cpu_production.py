@@ -93,7 +93,11 @@ def main(argv=None) -> int:
             frames = counters["stats"]["unique_graphs"]
             x = inputs[batches[-1]]
             ms = wall_ms(lambda: f(x), reps)
-        eager = wall_ms(lambda: mlp(x), reps) if variant == "dynamic=False" else None
+        if variant == "dynamic=False":
+            with torch.no_grad():  # as the compiled calls run: no autograd graph, no saved activations
+                eager = wall_ms(lambda: mlp(x), reps)
+        else:
+            eager = None
         rows.append({"study": "dynamic", "variant": variant, "graphs": frames, "first_calls_s": total,
                      "ms": ms, "batches": len(batches)})
         if eager is not None:

@@ -207,17 +207,30 @@ def main(argv=None) -> int:
     )
     del fns
 
+    # the compiled split kernel's registers and shared memory, what sets how many programs an SM holds: read
+    # from one plan, the ragged case's just timed (the speed cases' page size and heads, the default config;
+    # its split and one-split launches), before FlexAttention's rows add plans of another page size
+    mine = [
+        plan
+        for plan in dec._PLANS.values()
+        if plan["config"] == dec.CONFIG
+        and (plan["consts"]["PAGE"], plan["HQ"], plan["HKV"], plan["D"]) == (PAGE, HQ, HKV, D)
+        and {key for key in plan["runners"] if key[0] == "split"} == {("split", True), ("split", False)}
+    ]
+    occupancy = {}
+    if DEVICE == "cuda":  # the interpreter's dry run compiles nothing
+        if not mine:
+            sys.exit(f"{NAME}: no plan of the ragged case (page {PAGE}) with both split launches to read occupancy")
+        split, one = mine[-1]["runners"][("split", False)], mine[-1]["runners"][("split", True)]
+        occupancy = {
+            "regs_split": split.n_regs,
+            "regs_one": one.n_regs,
+            "smem": split.metadata.shared,
+            "warps": split.metadata.num_warps,
+        }
+
     if DEVICE == "cuda":  # FlexAttention's paged path compiles through Inductor: GPU only
         flex_rows(torch, dec, fa, rows, timed, graph, no_grad, setup)
-
-    # the compiled split kernel's registers and shared memory: what sets how many programs an SM holds
-    occupancy = {}
-    for plan in dec._PLANS.values():
-        for (kind, one), compiled in plan["runners"].items() if plan["config"] == dec.CONFIG else ():
-            if kind == "split":
-                occupancy[f"regs_{'one' if one else 'split'}"] = compiled.n_regs
-                occupancy["smem"] = compiled.metadata.shared
-                occupancy["warps"] = compiled.metadata.num_warps
 
     cases = {f"B{B}": [n] * B for B, n in shapes}
     cases["ragged"] = lengths

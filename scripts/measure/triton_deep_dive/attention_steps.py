@@ -7,9 +7,9 @@ the same tiles and warps; then "gluon_fa3" (snippets/triton_deep_dive/attention_
 loop order written in Gluon, explicit TMA rings and asynchronous wgmma, with its own tuned tiles; on these
 contiguous inputs it reads (B*H*N, D) rows through 2-D descriptors) and "gluon_fa3_heads" (the same kernel
 on the same inputs through the 4-D (B, H, N, D) descriptors that strided views take); last,
-"gluon_pingpong" (step 5, the warp-specialized ping-pong kernel of the same file: PINGPONG_CONFIGS at
-D = 128; at D = 64, where it has no entry because step 4 is not slower, forward_pingpong's default
-BLOCK_N = 128 with 2 stages).
+"gluon_pingpong" (step 5, the warp-specialized ping-pong kernel of the same file, with its
+PINGPONG_CONFIGS setting for full attention at each head dim; forward_pingpong's default where the table
+has none).
 Full attention, fp16, B=4 H=32 N=4096, D in {64, 128}. Each output is checked against SDPA's cuDNN
 backend, then all versions are timed in ROUNDS rounds in turn (best median kept, spread recorded).
 What the compiler made of each step (registers, spills, how tiles reach shared memory) is in the CPU

@@ -114,6 +114,19 @@ def check_fa3_launch(ag, cfg: dict) -> None:
         raise WrongLaunch(f"{NAME}: the step-4 launch timed is not the row's setting {cfg}: planned {kws}")
 
 
+def check_bwd_launch(ag, bg, row: dict) -> None:
+    """Raise unless the one backward_gluon plan in attention_gluon._LAUNCHES runs the row's dK/dV setting
+    (query tile, key tile, ring depth, consumers) and its dQ kernel (Gluon or attention.py's)."""
+    plans = [launches for key, launches in ag._LAUNCHES.items() if key[0] == "bwd"]
+    if len(plans) != 1:
+        raise WrongLaunch(f"{NAME}: {len(plans)} backward plans kept, expected the row's one: {row}")
+    _, dq, dkdv = plans[0]
+    ran = {name: dkdv.kw.get(name) for name in ("BLOCK_M", "BLOCK_N", "STAGES", "CONSUMERS")}
+    ran["dq"] = "gluon" if dq.kernel is bg.attn_bwd_dq_ws else "triton"
+    if any(row[name] != value for name, value in ran.items()):
+        raise WrongLaunch(f"{NAME}: the backward timed is not the row's setting {row}: planned {ran}")
+
+
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     args = ap.parse_args(argv)
@@ -149,15 +162,20 @@ def main(argv=None) -> int:
                 "mask": "causal" if causal else "none",
                 "N": q.shape[2],
                 "BLOCK_M": bm,
-                "BLOCK_N": 64,
+                "BLOCK_N": 64,  # every DKDV_WS_CONFIGS key tile; check_bwd_launch compares it with the launch
                 "STAGES": st,
                 "CONSUMERS": consumers,
                 "dq": dq,
             }
+            for key in [key for key in ag._LAUNCHES if key[0] == "bwd"]:
+                del ag._LAUNCHES[key]  # one backward plan at a time: the one check_bwd_launch reads
             try:
                 g = bg.backward_gluon(qt, kt, vt, o, lse, do, causal, D**-0.5, **kw)
                 err = max(measure.rel_err(a, b) for a, b in zip(g, ref_g))
                 t = measure.bench(lambda: bg.backward_gluon(qt, kt, vt, o, lse, do, causal, D**-0.5, **kw))
+                check_bwd_launch(ag, bg, row)
+            except WrongLaunch:
+                raise
             except Exception as e:
                 print(f"bwd_gluon {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
                 out.append({**row, "output": "no_fit", "tflops": None})

@@ -58,7 +58,10 @@ def main(argv=None) -> int:
         fns = {"triton": lambda: tri.step(), "triton_tile": lambda: tile.step(), "triton_fp16": lambda: half.step(),
                "torch_eager": lambda: ref.step()}
         if not args.no_compile:
-            cstep = torch.compile(lbm.torch_step)
+            # dynamo keeps compiled code on torch_step's code object, shared by every torch.compile wrapper of it:
+            # without a reset the second lattice recompiles with dynamic sizes (automatic dynamic shapes)
+            torch._dynamo.reset()
+            cstep = torch.compile(lbm.torch_step, dynamic=False)
             fns["torch_compile"] = lambda: cstep(ref.f, ref.f2, *ref._torch_args)
         for impl in ("triton_tile", "triton_fp16", "torch_eager", "torch_compile"):
             if impl not in fns:

@@ -145,10 +145,17 @@ def main(argv=None) -> int:
 
     # N=1024: how much of the wrapper's time is launch cost rather than kernel time?
     xs = [4 * torch.randn(M, 1024, device="cuda") for _ in range(8)]
-    r, w = sm.fused_launch(1024)          # the setting the wrapper uses
+    # the wrapper's own plan for these inputs: the bare and precompiled launches below run the kernel it runs
+    # (rows per program, warps, vector width, offset width), so the comparison is launch cost only
+    sm._PLANS.clear()
+    sm.softmax_fused(xs[0])
+    (plan,) = sm._PLANS.values()
+    assert not plan["TAIL"] and plan["BLOCK"] == 1024, plan
+    r, w, vec, wide = plan["ROWS"], plan["num_warps"], plan["VEC"], plan["WIDE"]
     out = torch.empty_like(xs[0])
     bare = lambda x: sm.softmax_row_kernel[(triton.cdiv(M, r),)](out, x, x.stride(0), x.stride(1), out.stride(0),
-                                                                 M, 1024, BLOCK=1024, ROWS=r, num_warps=w)
+                                                                 M, 1024, BLOCK=1024, ROWS=r, VEC=vec, WIDE=wide,
+                                                                 num_warps=w)
     t = bench_rounds({"wrapper": lambda: sm.softmax_fused(xs[0]), "bare": lambda: bare(xs[0]),
                       "torch": lambda: torch.softmax(xs[0], dim=-1)}, rounds=5)
     print(f"N=1024 do_bench: wrapper {t['wrapper'] * 1e3:.1f} us, bare launch {t['bare'] * 1e3:.1f} us, torch {t['torch'] * 1e3:.1f} us")
@@ -156,18 +163,18 @@ def main(argv=None) -> int:
     print(f"N=1024 CUDA graph, 8 rotating inputs: kernel {g['bare'] * 1e3:.1f} us, torch {g['torch'] * 1e3:.1f} us")
     # the kernel compiled once for these arguments, launched without the JIT's argument binding and
     # cache lookup (the route torch.compile's generated code takes); every argument positional
-    compiled = sm.softmax_row_kernel.warmup(out, xs[0], 1024, 1, 1024, M, 1024, BLOCK=1024, ROWS=r,
-                                            num_warps=w, grid=(triton.cdiv(M, r),))
+    compiled = sm.softmax_row_kernel.warmup(out, xs[0], 1024, 1, 1024, M, 1024, BLOCK=1024, ROWS=r, VEC=vec,
+                                            WIDE=wide, num_warps=w, grid=(triton.cdiv(M, r),))
     handle = compiled[(triton.cdiv(M, r), 1, 1)]
     out.zero_()
-    handle(out, xs[0], 1024, 1, 1024, M, 1024, 1024, r, 1, False)
+    handle(out, xs[0], 1024, 1, 1024, M, 1024, 1024, r, vec, wide)
     err = (out.double() - torch.softmax(xs[0].double(), dim=-1)).abs().max().item()
     if not err < 1e-5:
         sys.exit(f"softmax_launch: precompiled handle: max abs error {err:.2e}")
     host = host_us({
         "wrapper": lambda: sm.softmax_fused(xs[0]),
         "bare": lambda: bare(xs[0]),
-        "handle": lambda: handle(out, xs[0], 1024, 1, 1024, M, 1024, 1024, r, 1, False),
+        "handle": lambda: handle(out, xs[0], 1024, 1, 1024, M, 1024, 1024, r, vec, wide),
         "torch": lambda: torch.softmax(xs[0], dim=-1),
         "empty": lambda: torch.empty_like(xs[0]),
     })
