@@ -214,7 +214,7 @@ def main(argv=None) -> int:
         plan
         for plan in dec._PLANS.values()
         if plan["config"] == dec.CONFIG
-        and (plan["consts"]["PAGE"], plan["HQ"], plan["HKV"], plan["D"]) == (PAGE, HQ, HKV, D)
+        and (plan["consts"]["PAGE"], plan["HQ"], plan["HKV"], plan["D"], plan["B"]) == (PAGE, HQ, HKV, D, len(lengths))
         and {key for key in plan["runners"] if key[0] == "split"} == {("split", True), ("split", False)}
     ]
     occupancy = {}

@@ -321,7 +321,9 @@ def main(argv=None) -> int:
         with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
             ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         settings = [("gluon", s) for s in GLUON[D]] + [("pingpong", s) for s in PINGPONG[D]]
-        for kernel, s in settings[:: 3 if args.quick else 1]:
+        if args.quick:  # the first setting of each kernel (both fit at both head dims)
+            settings = [("gluon", GLUON[D][0]), ("pingpong", PINGPONG[D][0])]
+        for kernel, s in settings:
             row = {"pass": "fwd_long", "kernel": kernel, "D": D, "mask": "causal" if causal else "none", "N": ln}
             if kernel == "gluon":
                 bm, bn, st, w, mr = s
