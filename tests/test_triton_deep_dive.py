@@ -1084,7 +1084,7 @@ def test_pingpong_choice_check_reads_the_long_rows():
     assert "no correct row" in " ".join(_pingpong_choice_errors(others, cfg, 0.1))
 
 
-def test_tuning_sweep_checks_the_step4_launch_it_timed():
+def test_tuning_sweep_checks_the_step4_launch_it_timed(monkeypatch):
     """The sweep times forward_fa3 after changing FA3_CONFIGS; forward_fa3 keeps the launch it planned for an
     input layout, so a kept plan would time the first setting in every row (as the 2026-12-03 to 12-06 runs
     did). check_fa3_launch refuses a planned launch that is not the row's setting."""
@@ -1106,6 +1106,24 @@ def test_tuning_sweep_checks_the_step4_launch_it_timed():
         with pytest.raises(tuning.WrongLaunch, match="not the row's setting"):
             tuning.check_fa3_launch(bad, cfg)
     tuning.check_fa3_launch(ag({**cfg, "maxnreg": 128}), {**cfg, "maxnreg": 128})
+
+    # time_forward: the row as checked and timed, "no_fit" for a setting that fails, WrongLaunch passed on
+    ref = torch.ones(2, 3)
+    monkeypatch.setattr(tuning.measure, "bench", lambda fn: (fn(), 2.0)[1])  # 2 ms
+    row = {"pass": "fwd_long", "D": 64}
+    assert tuning.time_forward("t", row, lambda: (ref.clone(),), ref, 4e9) == {**row, "output": "ok", "tflops": 2.0}
+    assert tuning.time_forward("t", row, lambda: (2 * ref,), ref, 4e9)["output"] == "wrong"
+
+    def no_room():
+        raise RuntimeError("out of resource: shared memory")
+
+    assert tuning.time_forward("t", row, no_room, ref, 4e9) == {**row, "output": "no_fit", "tflops": None}
+
+    def wrong_launch():
+        raise tuning.WrongLaunch("not the row's setting")
+
+    with pytest.raises(tuning.WrongLaunch):
+        tuning.time_forward("t", row, lambda: (ref,), ref, 4e9, check=wrong_launch)
 
     # the backward: one plan (preprocess, dQ, dK/dV launches) whose dK/dV setting and dQ kernel are the row's
     bg = SimpleNamespace(attn_bwd_dq_ws=object())

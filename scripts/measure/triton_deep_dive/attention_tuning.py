@@ -127,6 +127,28 @@ def check_bwd_launch(ag, bg, row: dict) -> None:
         raise WrongLaunch(f"{NAME}: the backward timed is not the row's setting {row}: planned {ran}")
 
 
+def time_forward(label: str, row: dict, fn, ref, flops: float, check=None) -> dict:
+    """`row` with its output checked against `ref` and its throughput: fn() returns (o, lse); check, if given,
+    runs after the timing (a launch check: WrongLaunch stops the sweep). A setting that does not compile or
+    launch (out of shared memory or registers) becomes a "no_fit" row, not an error."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            err = measure.rel_err(fn()[0], ref)
+            t = measure.bench(fn)
+        if check is not None:
+            check()
+    except WrongLaunch:
+        raise
+    except Exception as e:
+        print(f"{label} {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+        return {**row, "output": "no_fit", "tflops": None}
+    out = {**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9}
+    print(out, flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
     args = ap.parse_args(argv)
@@ -259,19 +281,16 @@ def main(argv=None) -> int:
                     "num_warps": w,
                     "maxnreg": mr,
                 }
-                try:
-                    with torch.no_grad():
-                        err = measure.rel_err(ag.forward_fa3(q, k, v, causal)[0], ref)
-                        t = measure.bench(lambda: ag.forward_fa3(q, k, v, causal))
-                    check_fa3_launch(ag, cfg)
-                except WrongLaunch:
-                    raise
-                except Exception as e:
-                    print(f"fwd_gluon {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
-                    rows.append({**row, "output": "no_fit", "tflops": None})
-                    continue
-                rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
-                print(rows[-1], flush=True)
+                rows.append(
+                    time_forward(
+                        "fwd_gluon",
+                        row,
+                        lambda: ag.forward_fa3(q, k, v, causal),
+                        ref,
+                        flops,
+                        check=lambda: check_fa3_launch(ag, cfg),
+                    )
+                )
             ag.FA3_CONFIGS.update(saved_g)
             ag._LAUNCHES.clear()
             for bn, st, persistent in PINGPONG.get(D, [])[: 2 if args.quick else None]:
@@ -285,16 +304,9 @@ def main(argv=None) -> int:
                     "STAGES": st,
                     "persistent": "yes" if persistent else "no",
                 }
-                try:
-                    with torch.no_grad():
-                        err = measure.rel_err(ag.forward_pingpong(q, k, v, causal, **cfg)[0], ref)
-                        t = measure.bench(lambda: ag.forward_pingpong(q, k, v, causal, **cfg))
-                except Exception as e:
-                    print(f"fwd_pingpong {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
-                    rows.append({**row, "output": "no_fit", "tflops": None})
-                    continue
-                rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
-                print(rows[-1], flush=True)
+                rows.append(
+                    time_forward("fwd_pingpong", row, lambda: ag.forward_pingpong(q, k, v, causal, **cfg), ref, flops)
+                )
             if D in GLUON:
                 rows += bwd_gluon_rows(q, k, v, do, causal, ref_g, flops, BWD_GLUON[N])
         del q, k, v, do
@@ -339,23 +351,12 @@ def main(argv=None) -> int:
                 row.update(BLOCK_M=64, BLOCK_N=bn, STAGES=st, persistent="yes" if persistent else "no")
                 cfg = dict(BLOCK_M=64, BLOCK_N=bn, STAGES=st, PERSISTENT=persistent)
                 fn = lambda cfg=cfg: ag.forward_pingpong(q, k, v, causal, **cfg)  # noqa: E731
+            check = (lambda cfg=cfg: check_fa3_launch(ag, cfg)) if kernel == "gluon" else None
             try:
-                with torch.no_grad():
-                    err = measure.rel_err(fn()[0], ref)
-                    t = measure.bench(fn)
-                if kernel == "gluon":
-                    check_fa3_launch(ag, cfg)
-            except WrongLaunch:
-                raise
-            except Exception as e:
-                print(f"fwd_long {row}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
-                rows.append({**row, "output": "no_fit", "tflops": None})
-                continue
+                rows.append(time_forward("fwd_long", row, fn, ref, flops, check=check))
             finally:
                 ag.FA3_CONFIGS.update(saved_g)
                 ag._LAUNCHES.clear()
-            rows.append({**row, "output": "ok" if err < 3e-3 else "wrong", "tflops": flops / t / 1e9})
-            print(rows[-1], flush=True)
         del q, k, v
     metrics = {"tflops": {"unit": "TFLOP/s", "noise": 0.1, "fmt": ".0f"}}
     ds = data.new(NAME, metrics, rows)
