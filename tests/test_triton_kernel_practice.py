@@ -328,6 +328,27 @@ def test_linear_kernel_ragged(dtype, swap, split, tma):
         )
 
 
+def test_linear_narrow_tiles_of_eight_rows():
+    """BLOCK_M = 8 (the narrow tiles of the inference sweep, mma.sync on sm_90): ragged M below, at and above
+    one tile (17 rows: three tiles, the last one row), plain and swapped, split and not, pointers and TMA."""
+    for M, N, K in ((1, 40, 96), (5, 33, 200), (17, 70, 64)):
+        for swap in (False, True):
+            for split, tma in ((1, False), (3, False), (1, True), (3, True)):
+                lin.check(
+                    lin.linear_splitk,
+                    torch.float16,
+                    M,
+                    N,
+                    K,
+                    SWAP_AB=swap,
+                    SPLIT_K=split,
+                    TMA=tma,
+                    BLOCK_M=8,
+                    BLOCK_N=16,
+                    BLOCK_K=32,
+                )
+
+
 def test_linear_tma_needs_aligned_rows_and_linear_falls_back(monkeypatch):
     """K = 100 fp16 is a 200-byte row: no TMA box. linear_splitk(TMA=True) says so; linear(), whose
     table may hold a TMA setting for the nearest measured shape, uses pointer loads instead."""
@@ -383,8 +404,10 @@ def test_linear_rejects_bad_input(args, message):
     [
         (dict(SPLIT_K=-1), "SPLIT_K and num_stages must be integers >= 1"),  # ran, and returned wrong values
         (dict(SPLIT_K=0), "SPLIT_K and num_stages must be integers >= 1"),
-        (dict(BLOCK_K=48), "powers of two >= 16, got \\[16, 16, 48\\]"),
-        (dict(BLOCK_M=0), "powers of two >= 16"),
+        (dict(BLOCK_K=48), "BLOCK_M >= 8 and the others >= 16, got \\[16, 16, 48\\]"),
+        (dict(BLOCK_M=0), "BLOCK_M >= 8"),
+        (dict(BLOCK_M=4), "BLOCK_M >= 8 and the others >= 16, got \\[4, 16, 32\\]"),
+        (dict(BLOCK_N=8), "BLOCK_M >= 8 and the others >= 16, got \\[16, 8, 32\\]"),
         (dict(num_warps=3), "num_warps a power of two"),
         (dict(out_dtype=torch.int32), "out_dtype must be float16, bfloat16 or float32"),  # truncated silently
     ],

@@ -252,12 +252,14 @@ def _check(x, w, x_scale, w_scale):
 
 
 def _check_config(cfg: dict, out_dtype, fp8: bool = False) -> None:
-    """The launch settings a caller may pass to linear_splitk: tiles of powers of two and at least 16 (tl.dot
-    needs K >= 16, K >= 32 for 8-bit operands; a tile narrower than 16 in M or N compiles to mma, not wgmma,
-    on sm_90), at least one K split, stage and warp; an output dtype the epilogue can store."""
+    """The launch settings a caller may pass to linear_splitk: tiles of powers of two, at least 16 along N
+    and K (tl.dot needs K >= 16, K >= 32 for 8-bit operands) and at least 8 along M: a narrow tile of 8 rows
+    of x compiles to mma.sync (HMMA) on sm_90, not wgmma, whose smallest side is 16 here; at least one K
+    split, stage and warp; an output dtype the epilogue can store."""
     tiles = [cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
-    if any(not isinstance(b, int) or b < 16 or b & (b - 1) for b in tiles):
-        raise ValueError(f"linear: BLOCK_M, BLOCK_N, BLOCK_K must be powers of two >= 16, got {tiles}")
+    if any(not isinstance(b, int) or b < low or b & (b - 1) for b, low in zip(tiles, (8, 16, 16))):
+        raise ValueError(f"linear: BLOCK_M, BLOCK_N, BLOCK_K must be powers of two, BLOCK_M >= 8 and the others "
+                         f">= 16, got {tiles}")
     if fp8 and cfg["BLOCK_K"] < 32:
         raise ValueError(f"linear: float8 inputs need BLOCK_K >= 32 (tl.dot on 8-bit operands), got {cfg['BLOCK_K']}")
     w = cfg["num_warps"]
@@ -532,6 +534,8 @@ if __name__ == "__main__":
                         for m_first in ((False, True) if M > 16 else (False,)):   # two M tiles: both orders
                             check(linear_splitk, dtype, M, N, K, SWAP_AB=swap, SPLIT_K=split, TMA=tma,
                                   M_FIRST=m_first, **small)
+        for tma in (False, True):   # narrow tiles: 8 rows of x (mma.sync on sm_90), three of them at M = 17
+            check(linear_splitk, dtype, 17, 70, 200, SPLIT_K=3, TMA=tma, **{**small, "BLOCK_M": 8})
         for _ in range(2):   # new tensors of a planned shape: the plan's descriptors point at them
             check(linear_splitk, dtype, 17, 70, 64, TMA=True, M_FIRST=True, **small)
         for per_sm in (1, 2):   # stream-K, at sizes where programs share tiles
@@ -539,8 +543,8 @@ if __name__ == "__main__":
                 for swap in (False, True):
                     check(linear_splitk, dtype, M, N, K, TMA=True, STREAM_K=per_sm, SWAP_AB=swap, **small)
         check(linear, dtype, 3, 50, 72)
-    print("linear: pointer and TMA kernels, split-K, stream-K, swap-AB and both tile orders, fp16 and bf16, "
-          "ragged shapes, match float64")
+    print("linear: pointer and TMA kernels, split-K, stream-K, swap-AB, narrow tiles and both tile orders, "
+          "fp16 and bf16, ragged shapes, match float64")
 # --8<-- [end:check]
 
 

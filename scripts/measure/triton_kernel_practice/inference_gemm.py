@@ -13,13 +13,18 @@ Two more views of each call, shown beside the targets: "graph", the same call ca
 and timed the same way (so without the host: how decoders run these layers), and "host_us", the host's
 own time per call (measure.host_us). Where the host time exceeds the kernel's, do_bench's figure
 depends on how fast the host is at that moment.
+Rows "read_w": a read of W and nothing more (_read.py: one pass, one fp32 sum per program written), timed
+like the calls, under do_bench and in a graph: the ceiling of a kernel whose traffic is one read of the
+weight. Column "frac_read" puts each call against it, graph time against graph time (the read's time over
+the call's); "over_graph", do_bench's time over the graph's, is how much longer a call takes when each is
+launched from Python (host-dependent: shown, never gated).
 Rows "cublas_kernel" (fp16): what cuBLAS launched for each cell, from torch.profiler's trace: each
 kernel's name (NVIDIA's nvjet names encode the output tile, the K step and ring depth, and the
 thread-block cluster), its grid and block, registers per thread and shared memory.
 
     python scripts/measure/triton_kernel_practice/inference_gemm.py [--out data/triton_kernel_practice/inference_gemm.json]
 """
-META = {"needs": "gpu", "tier": "nightly", "budget_s": 34}   # 29 s on the H200 (2026-12-01) at 20 ms per timing, before the graph and host columns
+META = {"needs": "gpu", "tier": "nightly", "budget_s": 34}   # 29 s on the H200 (2026-12-01) at 20 ms per timing, before the graph and host columns and the read_w rows (2026-12-07, about 2 s more: re-time at the next run)
 
 import sys
 
@@ -80,6 +85,7 @@ def main(argv=None) -> int:
     measure.need_gpu(NAME)
     import torch
 
+    from measure.triton_kernel_practice._read import read_calls
     from measure.triton_kernel_practice._warm import warm
     lin = measure.snippet("triton_kernel_practice/linear")
     torch.manual_seed(0)
@@ -99,6 +105,15 @@ def main(argv=None) -> int:
             rows.append({"dtype": tag, "impl": "copy_w", "M": 0, "shape": f"{N}x{K}", "N": N, "K": K, "us": t * 1e3,
                          "tbps": cb, "frac_copy": cb / copy})
             del buf
+            # and a read of the weight alone, from Python and from a graph, the faster of two block sizes
+            reads = read_calls(w)
+            each = measure.bench_each_round({**reads, **{f"{k} graph": measure.graphed(f) for k, f in reads.items()}},
+                                            rounds=ROUNDS, warmup=3, rep=12)
+            t = min(min(each[k]) for k in reads)
+            t_read = min(min(each[f"{k} graph"]) for k in reads)
+            rb = N * K * w.element_size() / t_read / 1e9
+            rows.append({"dtype": tag, "impl": "read_w", "M": 0, "shape": f"{N}x{K}", "N": N, "K": K, "us": t * 1e3,
+                         "us_graph": t_read * 1e3, "tbps": rb, "frac_copy": rb / copy, "over_graph": t / t_read})
             for M in MS:
                 x = torch.randn(M, K, device="cuda", dtype=dtype)
                 ref = x.float() @ w.float().t()
@@ -123,7 +138,8 @@ def main(argv=None) -> int:
                            "ratio_cublas": t_cublas / t, "ratio_cublas_spread": measure.spread(ts),
                            "us_graph": tg * 1e3, "ratio_cublas_graph": g_cublas / tg,
                            "ratio_cublas_graph_spread": measure.spread(each[f"{impl} graph"]),
-                           "host_us": host[impl], "host_us_cublas": host["cublas"]}
+                           "host_us": host[impl], "host_us_cublas": host["cublas"],
+                           "frac_read": t_read / tg, "over_graph": t / tg}
                     if impl == "linear":
                         row["config"] = (f"{'swap' if cfg['SWAP_AB'] else 'plain'} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}"
                                          f"x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}")
@@ -133,7 +149,8 @@ def main(argv=None) -> int:
                     rows.append(row)
                 r = rows[-1]
                 print(f"{tag} M={M:<4} {N}x{K}: {r['us']:6.1f} us  {r['ratio_cublas']:.2f}x cuBLAS  "
-                      f"{r['frac_copy']:.2f} of copy (cuBLAS {rows[-2]['frac_copy']:.2f}); graph "
+                      f"{r['frac_copy']:.2f} of copy (cuBLAS {rows[-2]['frac_copy']:.2f}), {r['frac_read']:.2f} of the "
+                      f"read (cuBLAS {rows[-2]['frac_read']:.2f}); graph "
                       f"{r['ratio_cublas_graph']:.2f}x; host {r['host_us']:.0f} us (cuBLAS {r['host_us_cublas']:.0f})",
                       flush=True)
                 del x, ref
@@ -149,6 +166,8 @@ def main(argv=None) -> int:
         "met_cublas": {"unit": "bool", "noise": 0, "of": "ratio_cublas", "target": TARGET_CUBLAS},
         "met_copy": {"unit": "bool", "noise": 0, "of": "frac_copy", "target": TARGET_COPY},
         "us_graph": {"unit": "µs", "noise": 0.1, "fmt": ".1f"},
+        "frac_read": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
+        "over_graph": {"unit": "×", "noise": 1.0, "fmt": ".2f", "check": False},
         "ratio_cublas_graph": {"unit": "×", "noise": 0.1, "fmt": ".2f"},
         "ratio_cublas_graph_spread": {"unit": "fraction", "noise": 1.0, "fmt": ".1%", "check": False},
         # host time depends on the lent machine's CPU and its load: shown, never gated

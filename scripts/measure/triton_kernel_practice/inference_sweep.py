@@ -12,7 +12,9 @@ steps, the settings a wider search found fastest on these cells), and at M = 128
 the height cuBLAS runs there (inference_gemm.json names cuBLAS's kernels): two programs along M read
 each weight tile, which cuBLAS's thread-block clusters load once for both. impl tma_half launches those
 two programs side by side (M_FIRST), so the second finds the tile in L2; tma_half_nfirst is the same
-kernel in the N-first order, where the two are a whole row of weight tiles apart. Every version
+kernel in the N-first order, where the two are a whole row of weight tiles apart. At M <= 16, impl
+narrow: tiles that sm_90 runs on mma.sync instead of wgmma (NARROW): 8 rows of x with swapped operands at
+M <= 8, and 16 x 32 tiles without the swap. Every version
 is checked against an fp32 product, then timed in ROUNDS rounds in turn (best median kept, the
 round-to-round spread recorded). The weight stream is N*K*bytes / time, against the copy bandwidth.
 Table "fp8_tma": FP8 e4m3 TMA configurations at 4096^3 and 8192^3 beside torch._scaled_mm.
@@ -23,7 +25,7 @@ the "fp8_sweep" rows (tests tie them).
 
     python scripts/measure/triton_kernel_practice/inference_sweep.py [--out data/triton_kernel_practice/inference_sweep.json]
 """
-META = {"needs": "gpu", "tier": "weekly", "budget_s": 115}
+META = {"needs": "gpu", "tier": "weekly", "budget_s": 130}
 
 import sys
 
@@ -111,6 +113,24 @@ def kernel_settings(M: int, BLOCK_N: int, SWAP_AB: bool, SPLIT_K: int, elt: int 
                 num_stages=max(2, min(4, (200 if TMA else 160) * 1024 // stage)))
 
 
+# Narrow tiles for M <= 16, which sm_90 runs on mma.sync (HMMA) rather than wgmma: 8 rows of x on the swapped
+# MMA's N side at M <= 8 (cuBLAS's own tiles there are 8 tokens wide, see inference_gemm.json), and unswapped
+# 16 x 32 tiles (an MMA M side of 16, below wgmma's 64), twice as many tiles as 64 weight rows give:
+# (SWAP_AB, BLOCK_M, BLOCK_N, SPLIT_K, TMA, num_stages), BLOCK_K 128, 4 warps
+NARROW = {
+    8: [(True, 8, 64, 1, False, 4), (True, 8, 64, 2, False, 4), (True, 8, 64, 4, False, 4), (True, 8, 64, 2, False, 6),
+        (True, 8, 128, 1, False, 4), (True, 8, 128, 2, False, 4), (True, 8, 64, 1, True, 6), (True, 8, 64, 2, True, 6),
+        (True, 8, 128, 1, True, 4)],
+    16: [(False, 16, 32, 1, False, 4), (False, 16, 32, 2, False, 4), (False, 16, 32, 1, True, 6)],
+}
+
+
+def narrow_candidates(M: int) -> list[dict]:
+    rows = (NARROW[8] if M <= 8 else []) + (NARROW[16] if M <= 16 else [])
+    return [dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=128, SWAP_AB=swap, SPLIT_K=s, TMA=tma, num_warps=4, num_stages=st)
+            for swap, bm, bn, s, tma, st in rows]
+
+
 def candidates(M: int) -> list[tuple[str, dict]]:
     c = [("cublas", {}), ("tma_large", {}), ("small_tile", kernel_settings(M, 64, False, 1))]
     c += [("split_k", kernel_settings(M, 64, False, s)) for s in (2, 4)]
@@ -130,6 +150,7 @@ def candidates(M: int) -> list[tuple[str, dict]]:
         for bn, st, per_sm in ((64, 4, 1), (64, 6, 1), (64, 4 if bm <= 32 else 3, 2), (128, 4, 1)):
             c += [("stream_k", dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=128, SWAP_AB=True, SPLIT_K=1, TMA=True,
                                     STREAM_K=per_sm, num_warps=4, num_stages=st))]
+    c += [("narrow", cfg) for cfg in narrow_candidates(M)]
     if M == 128:
         half = [dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_K=bk, SWAP_AB=False, SPLIT_K=1, TMA=True, M_FIRST=True, num_warps=4,
                      num_stages=st) for bn, bk, st in HALF]
@@ -144,6 +165,9 @@ def label(impl: str, cfg: dict) -> str:
     tail = f" w{cfg['num_warps']} s{cfg['num_stages']}" if impl in ("tma_ring", "tma_half", "tma_half_nfirst", "stream_k") else ""
     if impl == "stream_k":
         tail += f" p{cfg['STREAM_K']}"
+    if impl == "narrow":
+        return (f"narrow {'swap' if cfg['SWAP_AB'] else 'plain'}{' tma' if cfg['TMA'] else ''} {cfg['BLOCK_M']}x"
+                f"{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']} s{cfg['num_stages']}")
     swap = (" swap" if cfg["SWAP_AB"] else " plain") if impl == "tma_ring" else ""
     return f"{impl}{swap} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}{tail}"
 

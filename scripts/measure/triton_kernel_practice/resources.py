@@ -44,7 +44,7 @@ SOFTMAX_ONLINE = [  # BLOCK, num_warps, STAGES, UNROLL
 LINEAR = [  # dtype, BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT, num_warps, num_stages
     ("fp16", 16, 64, 128, False, False, 4, 4), ("fp16", 16, 64, 128, True, False, 4, 4),
     ("fp16", 16, 64, 128, True, True, 4, 4), ("fp16", 128, 64, 64, True, True, 4, 4),
-    ("fp16", 128, 128, 64, True, True, 8, 4), ("fp8", 16, 64, 128, True, True, 4, 4),
+    ("fp16", 128, 128, 64, True, True, 8, 4), ("fp16", 8, 64, 128, True, False, 4, 4), ("fp8", 16, 64, 128, True, True, 4, 4),
     ("fp8", 128, 128, 128, True, True, 8, 4)]
 ATTN = [  # HEAD_DIM, BLOCK_M, BLOCK_N, num_warps, num_stages, WARP_SPEC
     (64, 128, 64, 4, 3, False), (64, 128, 128, 8, 3, False), (64, 128, 128, 4, 2, True),
