@@ -253,9 +253,9 @@ def _check(x, w, x_scale, w_scale):
 
 def _check_config(cfg: dict, out_dtype, fp8: bool = False) -> None:
     """The launch settings a caller may pass to linear_splitk: tiles of powers of two, at least 16 along N
-    and K (tl.dot needs K >= 16, K >= 32 for 8-bit operands) and at least 8 along M: a narrow tile of 8 rows
-    of x compiles to mma.sync (HMMA) on sm_90, not wgmma, whose smallest side is 16 here; at least one K
-    split, stage and warp; an output dtype the epilogue can store."""
+    and K (tl.dot needs K >= 16, K >= 32 for 8-bit operands) and at least 8 along M: Triton 3.6 compiles a
+    tile of 8 rows of x to mma.sync (HMMA) on sm_90, not wgmma (the page's resource table shows both); at
+    least one K split, stage and warp; an output dtype the epilogue can store."""
     tiles = [cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
     if any(not isinstance(b, int) or b < low or b & (b - 1) for b, low in zip(tiles, (8, 16, 16))):
         raise ValueError(f"linear: BLOCK_M, BLOCK_N, BLOCK_K must be powers of two, BLOCK_M >= 8 and the others "
