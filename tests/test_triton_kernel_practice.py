@@ -736,6 +736,33 @@ def _assert_table_is_the_sweeps_fastest(sweep, config_of, keys, col):
         assert chosen[0][col] >= (1 - bound) * best[col], (M, N, K, chosen[0]["config"], best["config"])
 
 
+def test_sweep_proposal_is_what_the_tie_tests_accept(capsys):
+    """inference_sweep.py --propose prints, for a sweep file, the table linear.py should hold: for every cell
+    its fastest Triton setting, in the keys linear_splitk takes. On the committed sweep that table passes the
+    tests above, and linear_splitk accepts every setting in it."""
+    from measure.triton_kernel_practice import inference_sweep as isw
+
+    rows = _ds("inference_sweep")["rows"]
+    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "M_FIRST", "num_warps", "num_stages")
+    for table, col, name in (
+        ("sweep", "ratio_cublas", "LINEAR_CONFIGS"),
+        ("fp8_sweep", "ratio_best", "FP8_LINEAR_CONFIGS"),
+    ):
+        table_now = isw.propose(rows, table, col)
+        assert set(table_now) == set(getattr(lin, name)), (table, "the proposal and linear.py cover different cells")
+        sweep = [
+            r
+            for r in rows
+            if r["table"] == table and r["impl"] not in ("cublas", "tma_large", "scaled_mm", "scaled_mm_fast")
+        ]
+        _assert_table_is_the_sweeps_fastest(sweep, lambda M, N, K, t=table_now: t[(M, N, K)], keys, col)
+        for cfg in table_now.values():
+            lin._check_config({"STREAM_K": 0, "TMA": False, **cfg}, None, fp8=table == "fp8_sweep")
+    isw.main(["--propose", str(ROOT / "data" / "triton_kernel_practice" / "inference_sweep.json")])
+    printed = capsys.readouterr().out
+    assert printed.count("): dict(BLOCK_M=") == len(lin.LINEAR_CONFIGS) + len(lin.FP8_LINEAR_CONFIGS), printed[:400]
+
+
 def test_fp8_linear_choices_are_the_fp8_sweeps_fastest():
     """FP8_LINEAR_CONFIGS is chosen from the "fp8_sweep" rows of inference_sweep.json, the same way."""
     sweep = [r for r in _ds("inference_sweep")["rows"] if r["table"] == "fp8_sweep" and r["impl"] == "triton"]

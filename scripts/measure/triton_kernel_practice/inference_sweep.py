@@ -24,6 +24,8 @@ the faster. linear.py's LINEAR_CONFIGS is chosen from the "sweep" rows and FP8_L
 the "fp8_sweep" rows (tests tie them).
 
     python scripts/measure/triton_kernel_practice/inference_sweep.py [--out data/triton_kernel_practice/inference_sweep.json]
+    python scripts/measure/triton_kernel_practice/inference_sweep.py --propose data/triton_kernel_practice/inference_sweep.json
+        # measures nothing: prints the fastest setting of each cell in the form of linear.py's two tables
 """
 META = {"needs": "gpu", "tier": "weekly", "budget_s": 130}
 
@@ -194,9 +196,46 @@ def make_call(task):
     return lambda: lin.linear_splitk(x, w, **cfg)
 
 
+SETTING_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "M_FIRST", "STREAM_K", "num_warps",
+                "num_stages")
+OPTIONAL_KEYS = ("TMA", "M_FIRST", "STREAM_K")
+
+
+def propose(rows: list[dict], table: str = "sweep", col: str = "ratio_cublas") -> dict:
+    """{(M, N, K): settings} of the fastest Triton row of each cell of `table` (cuBLAS, _scaled_mm and the
+    large-tile kernel left out): what LINEAR_CONFIGS (table "sweep") or FP8_LINEAR_CONFIGS ("fp8_sweep")
+    should hold after a new run, before the tests tie them to it."""
+    out, best = {}, {}
+    for r in rows:
+        if r.get("table") != table or r.get("impl") in ("cublas", "tma_large", "scaled_mm", "scaled_mm_fast") or col not in r:
+            continue
+        cell = (r["M"], r["N"], r["K"])
+        if cell not in best or r[col] > best[cell]:
+            best[cell] = r[col]
+            # TMA, M_FIRST and STREAM_K are left out where off (their defaults), as in linear.py's tables
+            out[cell] = {k: r.get(k, False) for k in SETTING_KEYS if r.get(k) or k not in OPTIONAL_KEYS}
+    return dict(sorted(out.items()))
+
+
+def print_proposal(path) -> None:
+    """Print propose()'s tables for a sweep file, in the form of linear.py's (for pasting into it)."""
+    import json
+
+    rows = json.loads(open(path, encoding="utf-8").read())["rows"]
+    for table in ("sweep", "fp8_sweep"):
+        print(f"# {table}: the fastest Triton setting of each cell of {path}")
+        for (m, n, k), cfg in propose(rows, table, "ratio_cublas" if table == "sweep" else "ratio_best").items():
+            print(f"    ({m}, {n}, {k}): dict({', '.join(f'{key}={v!r}' for key, v in cfg.items())}),")
+
+
 def main(argv=None) -> int:
     ap = data.arg_parser(__doc__, NAME)
+    ap.add_argument("--propose", metavar="JSON", help="measure nothing: print the fastest setting of each cell of a "
+                    "sweep file, in the form of linear.py's tables")
     args = ap.parse_args(argv)
+    if args.propose:
+        print_proposal(args.propose)
+        return 0
     measure.need_gpu(NAME)
     import torch
 
