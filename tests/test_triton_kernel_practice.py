@@ -953,6 +953,27 @@ def test_tma_config_is_the_tuning_tables_fastest_within_noise():
         assert chosen[0]["tflops"] >= (1 - noise) * best["tflops"], (tag, chosen[0], best)
 
 
+def test_linear_instruction_reading_matches_the_resource_table():
+    """The inference-GEMM section reads the resource table as: the plain 16-row tile runs HMMA only, the
+    swapped one wgmma (HGMMA), the swapped tile of 8 rows of x HMMA again, the FP8 kernels QGMMA. Tie each
+    reading to the rows resources.py compiled, and the sentence to both pages."""
+    rows = [r for r in _ds("resources")["rows"] if r["table"] == "linear" and r["kernel"] == "linear"]
+
+    def one(dtype, bm, swap):
+        found = [r for r in rows if (r["dtype"], r["BLOCK_M"], r["BLOCK_N"], r["swap_ab"]) == (dtype, bm, 64, swap)]
+        assert found, (dtype, bm, swap)
+        return found[0]
+
+    assert (one("fp16", 16, "off")["hmma"], one("fp16", 16, "off")["hgmma"]) == ("yes", "no")
+    assert one("fp16", 16, "on")["hgmma"] == "yes"
+    assert (one("fp16", 8, "on")["hmma"], one("fp16", 8, "on")["hgmma"]) == ("yes", "no")
+    assert one("fp8", 16, "on")["qgmma"] == "yes"
+    en = (ROOT / "docs" / "en" / "triton-kernel-practice.md").read_text()
+    zh = (ROOT / "docs" / "zh" / "triton-kernel-practice.md").read_text()
+    assert "the swapped one `wgmma` (`HGMMA`), a swapped tile of\n8 rows of $x$" in en
+    assert "交换操作数但 $x$ 只取 8 行的分块（扫描里 $M \\le 8$ 时的 `narrow` 各行）又回到 `HMMA`" in zh
+
+
 def test_cublas_tile_names_match_the_page_reading():
     """The page reads cuBLAS's nvjet names as (weight rows) x (tokens) and names the tiles it saw: 8 tokens wide
     at M = 1 (128x8, 256x8), 16 at M = 16 (64x16, 128x16). Tie both to the kernels inference_gemm.json recorded,
