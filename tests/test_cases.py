@@ -230,6 +230,7 @@ CASE_ARGS = {
 # Options that do not change which cases a run makes (how, where or how often it measures them)
 NEUTRAL_ARGS = {
     "--out": "where the dataset goes (not recorded)",
+    "--propose": "inference_sweep: prints linear.py's tables from a sweep file, measures and writes nothing",
     "--rounds": "timing rounds",
     "--allow-busy": "oneAPI timings: measure although the machine is busy (the load is recorded either way)",
     "--jobs": "parallel builds",
