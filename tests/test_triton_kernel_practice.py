@@ -716,7 +716,18 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
     _assert_table_is_the_sweeps_fastest(
         sweep,
         lin.linear_config,
-        ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "M_FIRST", "num_warps", "num_stages"),
+        (
+            "BLOCK_M",
+            "BLOCK_N",
+            "BLOCK_K",
+            "SWAP_AB",
+            "SPLIT_K",
+            "TMA",
+            "M_FIRST",
+            "STREAM_K",
+            "num_warps",
+            "num_stages",
+        ),
         "ratio_cublas",
     )
 
@@ -736,6 +747,43 @@ def _assert_table_is_the_sweeps_fastest(sweep, config_of, keys, col):
         assert chosen[0][col] >= (1 - bound) * best[col], (M, N, K, chosen[0]["config"], best["config"])
 
 
+def test_read_reference_checks_every_block():
+    """inference_gemm's read of the weight (_read.py) is checked block by block before it is timed: on a
+    ragged length the interpreted kernel passes, and one that skips its last block is refused (a check of
+    the total alone let such a kernel through)."""
+    code = """
+import torch
+from measure.triton_kernel_practice import _read
+
+torch.manual_seed(0)
+t = torch.randn(3 * 8192 + 77, dtype=torch.float16)
+for label, call in _read.read_calls(t).items():
+    assert abs(call().sum().item() - t.float().sum().item()) < 1e-2, label
+orig = _read.read_sum_kernel
+
+
+class SkipLast:
+    def __getitem__(self, grid):
+        def launch(flat, out, n, **kw):
+            out.zero_()
+            orig[(grid[0] - 1,)](flat, out, n, **kw)
+        return launch
+
+
+_read.read_sum_kernel = SkipLast()
+try:
+    _read.read_calls(t)
+except RuntimeError as e:
+    print("refused:", e)
+else:
+    raise SystemExit("a kernel that skipped its last block passed the check")
+"""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "scripts")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "refused: read_sum_kernel BLOCK=8192: block 3 sums to 0.0" in r.stdout, r.stdout
+
+
 def test_sweep_proposal_is_what_the_tie_tests_accept(capsys):
     """inference_sweep.py --propose prints, for a sweep file, the table linear.py should hold: for every cell
     its fastest Triton setting, in the keys linear_splitk takes. On the committed sweep that table passes the
@@ -743,7 +791,18 @@ def test_sweep_proposal_is_what_the_tie_tests_accept(capsys):
     from measure.triton_kernel_practice import inference_sweep as isw
 
     rows = _ds("inference_sweep")["rows"]
-    keys = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SWAP_AB", "SPLIT_K", "TMA", "M_FIRST", "num_warps", "num_stages")
+    keys = (
+        "BLOCK_M",
+        "BLOCK_N",
+        "BLOCK_K",
+        "SWAP_AB",
+        "SPLIT_K",
+        "TMA",
+        "M_FIRST",
+        "STREAM_K",
+        "num_warps",
+        "num_stages",
+    )
     for table, col, name in (
         ("sweep", "ratio_cublas", "LINEAR_CONFIGS"),
         ("fp8_sweep", "ratio_best", "FP8_LINEAR_CONFIGS"),
@@ -971,7 +1030,7 @@ def test_linear_instruction_reading_matches_the_resource_table():
     en = (ROOT / "docs" / "en" / "triton-kernel-practice.md").read_text()
     zh = (ROOT / "docs" / "zh" / "triton-kernel-practice.md").read_text()
     assert "the swapped one `wgmma` (`HGMMA`), a swapped tile of\n8 rows of $x$" in en
-    assert "交换操作数但 $x$ 只取 8 行的分块（扫描里 $M \\le 8$ 时的 `narrow` 各行）又回到 `HMMA`" in zh
+    assert "交换操作数但 $x$ 只取 8 行的分块（扫描里 $M \\le 8$ 时的 `narrow swap 8x…` 各行）又回到 `HMMA`" in zh
 
 
 def test_cublas_tile_names_match_the_page_reading():

@@ -436,7 +436,7 @@ def linear_splitk(x, w, x_scale=None, w_scale=None, *, BLOCK_M=16, BLOCK_N=64, B
 # A setting within noise of the fastest Triton setting of each cell of the inference sweep on the H200
 # (fp16, data/triton_kernel_practice/inference_sweep.json; a test ties the two). M is rounded up to the next
 # bucket; other (N, K) take the setting of the measured shape with the nearest weight size.
-LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, [TMA, M_FIRST,] warps, stages
+LINEAR_CONFIGS = {  # (M bucket, N, K): BLOCK_M, BLOCK_N, BLOCK_K, SWAP_AB, SPLIT_K, [TMA, M_FIRST, STREAM_K,] warps, stages
     (1, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=4, num_warps=4, num_stages=4),
     (8, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),
     (16, 4096, 4096): dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=128, SWAP_AB=True, SPLIT_K=2, num_warps=4, num_stages=4),

@@ -14,10 +14,11 @@ and timed the same way (so without the host: how decoders run these layers), and
 own time per call (measure.host_us). Where the host time exceeds the kernel's, do_bench's figure
 depends on how fast the host is at that moment.
 Rows "read_w": a read of W and nothing more (_read.py: one pass, one fp32 sum per program written), timed
-like the calls, under do_bench and in a graph: the ceiling of a kernel whose traffic is one read of the
-weight. Column "frac_read" puts each call against it, graph time against graph time (the read's time over
-the call's); "over_graph", do_bench's time over the graph's, is how much longer a call takes when each is
-launched from Python (host-dependent: shown, never gated).
+like the calls, under do_bench ("us", "tbps", "frac_copy", as the copy_w rows) and in a graph ("us_graph"):
+what a plain kernel whose traffic is one read of the weight reaches (a reference, not a bound: a GEMM may
+stream faster). Column "frac_read" puts each call against it, graph time against graph time (the read's
+time over the call's); "over_graph", do_bench's time over the graph's, is how much longer a call takes when
+each is launched from Python (host-dependent: shown, never gated).
 Rows "cublas_kernel" (fp16): what cuBLAS launched for each cell, from torch.profiler's trace: each
 kernel's name (NVIDIA's nvjet names encode the output tile, the K step and ring depth, and the
 thread-block cluster), its grid and block, registers per thread and shared memory.
@@ -105,13 +106,13 @@ def main(argv=None) -> int:
             rows.append({"dtype": tag, "impl": "copy_w", "M": 0, "shape": f"{N}x{K}", "N": N, "K": K, "us": t * 1e3,
                          "tbps": cb, "frac_copy": cb / copy})
             del buf
-            # and a read of the weight alone, from Python and from a graph, the faster of two block sizes
+            # and a read of the weight alone, from Python and from a graph, the faster of two block sizes each
             reads = read_calls(w)
             each = measure.bench_each_round({**reads, **{f"{k} graph": measure.graphed(f) for k, f in reads.items()}},
                                             rounds=ROUNDS, warmup=3, rep=12)
             t = min(min(each[k]) for k in reads)
             t_read = min(min(each[f"{k} graph"]) for k in reads)
-            rb = N * K * w.element_size() / t_read / 1e9
+            rb = N * K * w.element_size() / t / 1e9
             rows.append({"dtype": tag, "impl": "read_w", "M": 0, "shape": f"{N}x{K}", "N": N, "K": K, "us": t * 1e3,
                          "us_graph": t_read * 1e3, "tbps": rb, "frac_copy": rb / copy, "over_graph": t / t_read})
             for M in MS:

@@ -168,8 +168,8 @@ def label(impl: str, cfg: dict) -> str:
     if impl == "stream_k":
         tail += f" p{cfg['STREAM_K']}"
     if impl == "narrow":
-        return (f"narrow {'swap' if cfg['SWAP_AB'] else 'plain'}{' tma' if cfg['TMA'] else ''} {cfg['BLOCK_M']}x"
-                f"{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']} s{cfg['num_stages']}")
+        return (f"narrow {'swap' if cfg['SWAP_AB'] else 'plain'} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}"
+                f"{' tma' if cfg['TMA'] else ''} S{cfg['SPLIT_K']} s{cfg['num_stages']}")
     swap = (" swap" if cfg["SWAP_AB"] else " plain") if impl == "tma_ring" else ""
     return f"{impl}{swap} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} S{cfg['SPLIT_K']}{tail}"
 
