@@ -1,11 +1,12 @@
 """A read of a tensor and nothing more: a reference for a kernel whose traffic is one pass over a weight.
 
 A GEMM at M <= 16 reads the weight once and writes a few kilobytes, so the device copy (read and write
-in equal parts) is not quite the right yardstick. This read is one, not an upper bound: it is a plain
-kernel in two untuned settings, and a tuned GEMM may stream the weight faster than it does. read_sum_kernel reads the tensor in contiguous blocks of BLOCK
-elements per program (16-byte loads) and writes one fp32 sum per program, so the loads cannot be
-dropped; what it writes is 4 / (BLOCK * element size) of what it reads. read_calls gives one call for each of two
-block sizes; inference_gemm.py times both and keeps the faster.
+in equal parts) is not quite the right yardstick for it. A plain read is a closer one, though not an upper
+bound: this is a simple kernel in two untuned settings, and a tuned GEMM may stream the weight faster.
+read_sum_kernel reads the tensor in contiguous blocks of BLOCK elements per program (16-byte loads) and
+writes one fp32 sum per program, so the loads cannot be dropped; what it writes is 4 / (BLOCK * element
+size) of what it reads. read_calls gives one call for each of two block sizes; inference_gemm.py times
+both and keeps the faster.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ def read_sum_kernel(src, out, n, BLOCK: tl.constexpr):
 
 
 def read_calls(t) -> dict:
-    """{label: zero-argument call} reading every element of contiguous t once, each checked first: the
-    partial sums add up to t's sum."""
+    """{label: zero-argument call} reading every element of contiguous t once, each checked first: every
+    block's sum must match torch's sum of the same elements."""
     import torch
 
     if not t.is_contiguous():
