@@ -710,24 +710,15 @@ def test_linear_choices_are_the_inference_sweeps_fastest():
     setting linear() uses must have been timed, within noise of the fastest Triton setting there. The
     noise is the dataset's declared one, or twice the larger round-to-round spread of the two rows when
     that is larger (as the pages judge a figure): a lead inside the rounds' own scatter ranks nothing."""
+    from measure.triton_kernel_practice import inference_sweep as isw
+
     sweep = [
         r for r in _ds("inference_sweep")["rows"] if r["table"] == "sweep" and r["impl"] not in ("cublas", "tma_large")
     ]
     _assert_table_is_the_sweeps_fastest(
         sweep,
         lin.linear_config,
-        (
-            "BLOCK_M",
-            "BLOCK_N",
-            "BLOCK_K",
-            "SWAP_AB",
-            "SPLIT_K",
-            "TMA",
-            "M_FIRST",
-            "STREAM_K",
-            "num_warps",
-            "num_stages",
-        ),
+        isw.SETTING_KEYS,
         "ratio_cublas",
     )
 
@@ -791,18 +782,7 @@ def test_sweep_proposal_is_what_the_tie_tests_accept(capsys):
     from measure.triton_kernel_practice import inference_sweep as isw
 
     rows = _ds("inference_sweep")["rows"]
-    keys = (
-        "BLOCK_M",
-        "BLOCK_N",
-        "BLOCK_K",
-        "SWAP_AB",
-        "SPLIT_K",
-        "TMA",
-        "M_FIRST",
-        "STREAM_K",
-        "num_warps",
-        "num_stages",
-    )
+    keys = isw.SETTING_KEYS
     for table, col, name in (
         ("sweep", "ratio_cublas", "LINEAR_CONFIGS"),
         ("fp8_sweep", "ratio_best", "FP8_LINEAR_CONFIGS"),
