@@ -32,14 +32,31 @@ fi
 PY=${PYTHON:-python3}
 [ -d .venv ] || $PY -m venv .venv
 . .venv/bin/activate
-python -m pip install -q --disable-pip-version-check -r requirements-test.txt
+# uv installs the pinned requirements about 45 s faster than pip on the CI machine (54 s against 102 s
+# for the three files below, bytecode compiled by both, the same packages installed). uv reads none of
+# pip's configuration, so scripts/uv_env.py hands it the sources pip is configured with (find-links with
+# a local torch CPU build, mirrors, constraints). If uv cannot be installed, or fails on a file, pip
+# installs that file as before.
+export UV_NO_CACHE=1  # as PIP_NO_CACHE_DIR: no second copy of the wheels
+UV=""
+if python -m pip install -q --disable-pip-version-check uv==0.9.0 && eval "$(python scripts/uv_env.py)"; then
+  UV=$(command -v uv)
+fi
+install() {  # install <requirements file>
+  if [ -n "$UV" ] && "$UV" pip install -q --python "$(command -v python)" --compile-bytecode -r "$1"; then
+    return
+  fi
+  [ -z "$UV" ] || echo "test.sh: uv could not install $1; installing it with pip" >&2
+  python -m pip install -q --disable-pip-version-check -r "$1"
+}
+install requirements-test.txt
 # the site's own code (scripts/sitekit, scripts/measure) as an importable package: pyproject.toml
 python -m pip install -q --disable-pip-version-check --no-deps -e .
 # the CUDA toolchain from PyPI (nvcc, ptxas, cuobjdump, nvdisasm) for the CUDA pipeline page:
 # compiling and disassembling need no GPU
-python -m pip install -q --disable-pip-version-check -r requirements-cuda.txt
+install requirements-cuda.txt
 # Intel MPI, oneMKL and the SYCL CPU runtime as wheels (about 3.3 GB) for the oneAPI page
-python -m pip install -q --disable-pip-version-check -r requirements-oneapi.txt
+install requirements-oneapi.txt
 python scripts/vendor_js.py
 export NO_MKDOCS_2_WARNING=1
 # lint (pyproject.toml [tool.ruff]) before the long tests: a mistake shows in seconds

@@ -1358,3 +1358,39 @@ def test_provenance_names_the_cpu_model_when_measured_on_is_unset(monkeypatch):
         assert data.cpu_model().startswith(model.split(":", 1)[1].strip())
     monkeypatch.setenv("MEASURED_ON", "NVIDIA H200 machine")
     assert data.collect_provenance(["scripts/measure/x.py"])["machine"] == "NVIDIA H200 machine"
+
+
+def test_uv_gets_the_package_sources_pip_is_configured_with(tmp_path):
+    """scripts/test.sh installs with uv, which reads none of pip's configuration: scripts/uv_env.py maps it.
+    A PIP_* variable wins over pip.conf, as in pip; a missing local index or path is left out (uv would stop
+    where pip only warns); pip's choice among all indexes is kept."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("uv_env", ROOT / "scripts" / "uv_env.py")
+    uv_env = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(uv_env)
+    wheels, cons = tmp_path / "wheels", tmp_path / "constraints.txt"
+    wheels.mkdir()
+    cons.write_text("torch<=2.14.1\n")
+    listing = "\n".join(
+        [
+            f":env:.find-links='{wheels}'",
+            "global.find-links='/nowhere/wheels'",
+            f"global.constraint='{cons}'",
+            f"global.extra-index-url='file://{tmp_path} file:///nowhere/simple https://mirror.example/simple'",
+            "global.index-url='https://pypi.example/simple'",
+            "global.timeout='60'",
+        ]
+    )
+    settings = uv_env.pip_settings(listing)
+    assert settings["find-links"] == str(wheels)  # the variable, not the file
+    assert "timeout" not in settings
+    out = uv_env.uv_exports(settings)
+    assert out == {
+        "UV_INDEX_STRATEGY": "unsafe-best-match",
+        "UV_DEFAULT_INDEX": "https://pypi.example/simple",
+        "UV_INDEX": f"file://{tmp_path} https://mirror.example/simple",
+        "UV_FIND_LINKS": str(wheels),
+        "UV_CONSTRAINT": str(cons),
+    }
+    assert uv_env.uv_exports({}) == {"UV_INDEX_STRATEGY": "unsafe-best-match"}
