@@ -92,7 +92,7 @@ def test_every_dataset_has_exactly_one_producer_and_every_producer_one_dataset()
     strays = sorted(
         p.relative_to(ROOT).as_posix()
         for p in (ROOT / "scripts").glob("*.py")
-        if p.name not in ("gpu_ci.py", "mkdocs_hooks.py", "vendor_js.py")
+        if p.name not in ("gpu_ci.py", "mkdocs_hooks.py", "uv_env.py", "vendor_js.py")
     )
     assert not strays, f"article scripts belong under scripts/measure/<article>/: {strays}"
 
