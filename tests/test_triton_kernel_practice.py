@@ -666,9 +666,12 @@ def test_softmax_dispatcher_switches_where_the_sweep_says():
             assert default["tbps"] >= fused["tbps"], f"N={N}: the fused kernel is faster than the streamed default"
 
 
-# sources digests of runs whose code differs from today's only on the host side (argument checks added to
-# linear.py's wrappers on 2026-12-04, listed then in data/stale.yml as "the kernels are unchanged")
-HOST_SIDE_ONLY = {"inference_gemm": ("20637d3ed5267682",), "fp8_gemm": ("7c0069c42ced8732",)}
+# sources digests of runs whose code differs from today's only on the host side: argument checks added to
+# linear.py's wrappers on 2026-12-04, listed then in data/stale.yml as "the kernels are unchanged"; and the
+# run of 2026-12-05 (411ed13), before linear_splitk's config check took 8-row tiles, inference_gemm.py added
+# its read-only rows and sitekit's source hash left comments out (2026-12-06/07: no kernel of linear() changed,
+# and the timing code is the same)
+HOST_SIDE_ONLY = {"inference_gemm": ("20637d3ed5267682", "04bcf596badd25e6"), "fp8_gemm": ("7c0069c42ced8732",)}
 
 
 @pytest.mark.parametrize(
