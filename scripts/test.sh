@@ -35,15 +35,16 @@ PY=${PYTHON:-python3}
 # uv installs the pinned requirements about 45 s faster than pip on the CI machine (54 s against 102 s
 # for the three files below, bytecode compiled by both, the same packages installed). uv reads none of
 # pip's configuration, so scripts/uv_env.py hands it the sources pip is configured with (find-links with
-# a local torch CPU build, mirrors, constraints). If uv cannot be installed, or fails on a file, pip
-# installs that file as before.
-export UV_NO_CACHE=1  # as PIP_NO_CACHE_DIR: no second copy of the wheels
-UV=""
-if python -m pip install -q --disable-pip-version-check uv==0.9.0 && eval "$(python scripts/uv_env.py)"; then
-  UV=$(command -v uv)
+# a local torch CPU build, mirrors, constraints), in the uv calls' environment only. If uv cannot be
+# installed, if uv_env.py fails, or if uv fails on a file, pip installs that file as before.
+UV="" UV_EXPORTS=""
+if python -m pip install -q --disable-pip-version-check uv==0.9.0 && UV_EXPORTS=$(python scripts/uv_env.py); then
+  UV=$(command -v uv || true)
 fi
 install() {  # install <requirements file>
-  if [ -n "$UV" ] && "$UV" pip install -q --python "$(command -v python)" --compile-bytecode -r "$1"; then
+  # UV_NO_CACHE: uv keeps no cache directory after the install, as PIP_NO_CACHE_DIR above
+  if [ -n "$UV" ] && (eval "$UV_EXPORTS" && UV_NO_CACHE=1 "$UV" pip install -q --python "$(command -v python)" \
+      --compile-bytecode -r "$1"); then
     return
   fi
   [ -z "$UV" ] || echo "test.sh: uv could not install $1; installing it with pip" >&2

@@ -9,16 +9,21 @@ one). This reads pip's effective settings with `pip config list` and maps them:
     index-url        -> UV_DEFAULT_INDEX
     extra-index-url  -> UV_INDEX (space-separated)
     find-links       -> UV_FIND_LINKS (comma-separated)
+    no-index         -> UV_NO_INDEX
     constraint       -> UV_CONSTRAINT (space-separated)
+    trusted-host     -> UV_INSECURE_HOST (space-separated)
     cert             -> SSL_CERT_FILE
+    client-cert      -> SSL_CLIENT_CERT
 
-A file:// index or a local path that does not exist is left out (pip warns and goes on; uv would stop).
-UV_INDEX_STRATEGY=unsafe-best-match makes uv choose among all indexes as pip does. Run with the venv's
-python: `eval "$(python scripts/uv_env.py)"`.
+An extra index or a find-links location on this machine's disk that does not exist is left out (pip
+warns and goes on; uv would stop). A main index on disk that does not exist stops this script with an
+error, so that test.sh installs with pip instead of sending uv to PyPI. UV_INDEX_STRATEGY=unsafe-best-match
+makes uv choose among all indexes as pip does. test.sh applies the lines to the uv calls only.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -26,21 +31,27 @@ import subprocess
 import sys
 from urllib.parse import urlparse
 
-KEYS = ("index-url", "extra-index-url", "find-links", "constraint", "cert")
+KEYS = ("index-url", "extra-index-url", "find-links", "no-index", "constraint", "trusted-host", "cert", "client-cert")
 
 
 def pip_settings(listing: str) -> dict[str, str]:
-    """{key: value} from `pip config list` output; a PIP_* variable (":env:.") wins over a file."""
+    """{key: value} from `pip config list` output, which prints each value as a Python string literal (a
+    value written over several lines of pip.conf comes out as one literal with "\\n" in it); a PIP_*
+    variable (":env:.") wins over a file, as in pip."""
     files, env = {}, {}
     for line in listing.splitlines():
-        m = re.match(r"^(:env:|[\w-]+)\.([\w-]+)='(.*)'$", line.strip())
+        m = re.match(r"^(:env:|[\w-]+)\.([\w-]+)=(.*)$", line.strip())
         if not m or m.group(2) not in KEYS:
             continue
-        section, key, value = m.groups()
+        section, key, literal = m.groups()
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            value = literal.strip("'\"")
         if section == ":env:":
-            env[key] = value
+            env[key] = str(value)
         elif section in ("global", "install"):
-            files[key] = value
+            files[key] = str(value)
     return {**files, **env}
 
 
@@ -53,7 +64,9 @@ def _exists(location: str) -> bool:
 
 def uv_exports(settings: dict[str, str]) -> dict[str, str]:
     out = {"UV_INDEX_STRATEGY": "unsafe-best-match"}
-    if (v := settings.get("index-url")) and _exists(v):
+    if v := settings.get("index-url", "").strip():
+        if not _exists(v):
+            raise SystemExit(f"uv_env: pip's index-url {v} does not exist on this machine; install with pip")
         out["UV_DEFAULT_INDEX"] = v
     extra = [x for x in settings.get("extra-index-url", "").split() if _exists(x)]
     if extra:
@@ -61,11 +74,17 @@ def uv_exports(settings: dict[str, str]) -> dict[str, str]:
     links = [x for x in settings.get("find-links", "").split() if _exists(x)]
     if links:
         out["UV_FIND_LINKS"] = ",".join(links)
-    constraints = [x for x in settings.get("constraint", "").split() if os.path.exists(x)]
+    if settings.get("no-index", "").strip().lower() in ("1", "true", "yes", "on"):
+        out["UV_NO_INDEX"] = "1"
+    constraints = [x for x in settings.get("constraint", "").split() if "://" in x or os.path.exists(x)]
     if constraints:
         out["UV_CONSTRAINT"] = " ".join(constraints)
+    if hosts := settings.get("trusted-host", "").split():
+        out["UV_INSECURE_HOST"] = " ".join(hosts)
     if (v := settings.get("cert")) and os.path.exists(v):
         out["SSL_CERT_FILE"] = v
+    if (v := settings.get("client-cert")) and os.path.exists(v):
+        out["SSL_CLIENT_CERT"] = v
     return out
 
 

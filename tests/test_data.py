@@ -1394,3 +1394,36 @@ def test_uv_gets_the_package_sources_pip_is_configured_with(tmp_path):
         "UV_CONSTRAINT": str(cons),
     }
     assert uv_env.uv_exports({}) == {"UV_INDEX_STRATEGY": "unsafe-best-match"}
+    with pytest.raises(SystemExit, match="does not exist"):  # test.sh then installs with pip
+        uv_env.uv_exports({"index-url": f"file://{tmp_path}/missing/simple"})
+
+
+def test_uv_env_reads_what_pip_itself_prints(tmp_path):
+    """The same, end to end, through pip's own `pip config list`: a pip.conf value written over several
+    lines (pip prints it as one string literal with newlines in it), a PIP_* variable over the file, a
+    boolean, and a trusted host. Nothing else on this machine is read: PIP_* variables and the global and
+    user files are left out."""
+    wheels, other = tmp_path / "wheels", tmp_path / "more-wheels"
+    wheels.mkdir()
+    other.mkdir()
+    conf = tmp_path / "pip.conf"
+    conf.write_text(
+        "[global]\n"
+        f"find-links =\n    {wheels}\n    {other}\n    /nowhere/wheels\n"
+        "extra-index-url = https://a.example/simple\n    https://b.example/simple\n"
+        "trusted-host = a.example\n"
+        "no-index = yes\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=str(conf), HOME=str(tmp_path), XDG_CONFIG_DIRS=str(tmp_path / "none"))
+    run = lambda extra: subprocess.run(  # noqa: E731
+        [sys.executable, str(ROOT / "scripts" / "uv_env.py")], env={**env, **extra}, capture_output=True, text=True
+    )
+    out = run({})
+    assert out.returncode == 0, out.stderr
+    got = dict(line.removeprefix("export ").split("=", 1) for line in out.stdout.splitlines())
+    assert got["UV_FIND_LINKS"] == f"{wheels},{other}"
+    assert got["UV_INDEX"] == "'https://a.example/simple https://b.example/simple'"
+    assert got["UV_INSECURE_HOST"] == "a.example" and got["UV_NO_INDEX"] == "1"
+    out = run({"PIP_FIND_LINKS": str(other)})  # the variable wins over the file, as in pip
+    assert f"UV_FIND_LINKS={other}\n" in out.stdout

@@ -1212,3 +1212,13 @@ def test_epilogue_kernel_keeps_the_hopper_paths_and_uses_mufu_tanh(resources):
     # the page: "adds a handful of registers, half a KiB of shared memory"
     assert 0 < rows["linear_gelu"]["regs"] - rows["linear_gelu_plain"]["regs"] <= 16, rows
     assert rows["linear_gelu"]["smem_kb"] - rows["linear_gelu_plain"]["smem_kb"] == 0.5, rows
+
+
+def test_linear_loads_through_tma_at_every_cell_with_m_of_64_or_more():
+    """The page says so ("With the settings of LINEAR_CONFIGS, linear() loads through TMA at every cell with
+    M = 64 or 128"): a re-tuned table that drops TMA at one of those cells must change that sentence."""
+    big = {k: c for k, c in lin.LINEAR_CONFIGS.items() if k[0] >= 64}
+    assert len(big) == 8, sorted(big)
+    assert all(c.get("TMA") for c in big.values()), sorted(k for k, c in big.items() if not c.get("TMA"))
+    page = " ".join((ROOT / "docs" / "en" / "triton-kernel-practice.md").read_text(encoding="utf-8").split())
+    assert "`linear()` loads through TMA at every cell with $M = 64$ or 128" in page
