@@ -1066,6 +1066,8 @@ def test_span_marker_renders_the_range_of_the_matching_rows(monkeypatch):
     assert render.render_page('{{ span("art/ds", "x", kind="t") }} s', "en", "p.md").strip() == "2.0–7.4 s"
     with pytest.raises(data.DataError, match="at least two rows"):
         render.span("art/ds", "x", kind="u", lang="en")
+    ds["rows"][1]["x"] = 2.01  # both ends print as 2.0: one figure, not "2.0–2.0"
+    assert render.span("art/ds", "x", kind="t", lang="en") == "2.0"
 
 
 def test_span_over_two_runs_takes_the_run_before_of_the_same_code(monkeypatch):

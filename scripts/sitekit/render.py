@@ -485,7 +485,8 @@ def noise(name: str, metric: str, *, lang: str, **where) -> str:
 
 
 def span(name: str, metric: str, *, lang: str, runs: int = 1, **where) -> str:
-    """The range "lo–hi" of a metric over the rows that match: a range in prose, rendered from the data.
+    """The range "lo–hi" of a metric over the rows that match: a range in prose, rendered from the data (one
+    figure where both ends print the same).
     runs=2: over the same rows in this run and in the run before it (same code; see previous_row), which
     must be in the history."""
     ds = load(name)
@@ -503,7 +504,8 @@ def span(name: str, metric: str, *, lang: str, runs: int = 1, **where) -> str:
     vals = [r[metric] for r in rows if isinstance(r.get(metric), (int, float))]
     if len(vals) < 2:
         raise DataError(f"data/{name}.json: span() needs at least two rows with '{metric}', {len(vals)} match {where}")
-    return f"{fmt_value(ds, metric, min(vals), lang)}–{fmt_value(ds, metric, max(vals), lang)}"
+    lo, hi = fmt_value(ds, metric, min(vals), lang), fmt_value(ds, metric, max(vals), lang)
+    return lo if lo == hi else f"{lo}–{hi}"  # "0.69", not "0.69–0.69", where the rows agree to the shown digits
 
 
 def provenance(name: str, *, lang: str) -> str:
