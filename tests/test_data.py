@@ -1087,6 +1087,21 @@ def test_span_over_two_runs_takes_the_run_before_of_the_same_code(monkeypatch):
         render.span("art/ds", "x", lang="en", runs=2)
 
 
+def test_previous_rows_take_a_host_side_only_run_only_when_listed():
+    """previous_rows: the run before of the same code when there is one; otherwise the run before only if
+    its sources digest is one the caller lists as host-side only; never a run of other code silently."""
+    metrics = {"x": {"unit": "s", "noise": 0.05, "fmt": ".1f"}}
+    ds = data.new("art/ds", metrics, [{"case": "a", "x": 2.0}, {"case": "b", "x": 3.0}])
+    ds["sources"] = {"scripts/measure/art/ds.py": "0" * 64}
+    ds["history"] = [{"date": "d", "commit": "c", "sources": "older", "rows": [{"case": "a", "x": 1.5}]}]
+    assert data.previous_rows(ds, ds["rows"]) == [None, None]
+    assert data.previous_rows(ds, ds["rows"], ("other",)) == [None, None]
+    assert data.previous_rows(ds, ds["rows"], ("older",)) == [{"case": "a", "x": 1.5}, None]
+    same = {"date": "e", "commit": "d", "sources": data.sources_digest(ds), "rows": [{"case": "b", "x": 3.5}]}
+    ds["history"].insert(0, same)  # a run of the same code comes first, listed or not
+    assert data.previous_rows(ds, ds["rows"], ("older",)) == [None, {"case": "b", "x": 3.5}]
+
+
 def test_chosen_columns_are_not_part_of_the_case(monkeypatch):
     """A column that records what the run picked (META chosen, per row kind) is left out of the case key:
     a re-run that picks another block size measures the same case, and its history still matches."""

@@ -360,12 +360,7 @@ def _two_runs(name):
     from sitekit import data
 
     ds = data.load(name)
-    previous = [p for p in (data.previous_row(ds, r) for r in ds["rows"]) if p is not None]
-    hist = ds.get("history") or []
-    if not previous and hist and hist[0].get("sources") in HOST_SIDE_ONLY.get(name, ()):
-        chosen = data.chosen_of(ds["name"])
-        before = {data.case_key(r, ds["metrics"], chosen): r for r in hist[0]["rows"]}
-        previous = [p for p in (before.get(data.case_key(r, ds["metrics"], chosen)) for r in ds["rows"]) if p]
+    previous = [p for p in data.previous_rows(ds, ds["rows"], HOST_SIDE_ONLY.get(name, ())) if p is not None]
     assert previous, f"data/{name}.json holds one run of this code: its sentences need two"
     return ds["rows"], previous
 

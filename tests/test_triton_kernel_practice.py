@@ -687,21 +687,15 @@ def test_inference_graph_timings_repeat_between_runs(name, metric, is_ours):
     last two runs must agree on them within the dataset's declared noise.
 
     Unlike the page's other run-to-run comparisons, this one also takes a run of older code when the
-    change between them is host-side only (the wrappers' argument checks of 2026-12-04; the kernels
-    compiled to the same code, as the resource tables show): a graph replay leaves the host out of the
-    timing, which is the point of this column."""
+    change between them is host-side only (HOST_SIDE_ONLY says which runs and why; no kernel changed, as
+    the resource tables show): a graph replay leaves the host out of the timing, which is the point of
+    this column."""
     from sitekit import data as sd
 
     ds = _ds(name)
     noise = ds["metrics"][metric]["noise"]
-    prev = sd.previous_row(ds, ds["rows"][0])
-    hist = ds.get("history") or []
-    if prev is None and hist and hist[0].get("sources") in HOST_SIDE_ONLY.get(name, ()):
-        chosen = sd.chosen_of(ds["name"])
-        before = {sd.case_key(r, ds["metrics"], chosen): r for r in hist[0]["rows"]}
-        pairs = [(r, before.get(sd.case_key(r, ds["metrics"], chosen))) for r in ds["rows"] if is_ours(r)]
-    else:
-        pairs = [(r, sd.previous_row(ds, r)) for r in ds["rows"] if is_ours(r)]
+    ours = [r for r in ds["rows"] if is_ours(r)]
+    pairs = list(zip(ours, sd.previous_rows(ds, ours, HOST_SIDE_ONLY.get(name, ()))))
     assert pairs and all(p is not None for _, p in pairs), f"{name}.json holds one run of this code: the test needs two"
     for r, p in pairs:
         a, b = p[metric], r[metric]

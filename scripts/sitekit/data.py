@@ -283,6 +283,21 @@ def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
     return next((r for r in hist[back]["rows"] if case_key(r, ds["metrics"], chosen) == key), None)
 
 
+def previous_rows(ds: dict, rows: list[dict], host_side_only: tuple[str, ...] = ()) -> list[dict | None]:
+    """previous_row for each of `rows`; or, where the history holds no run of this code but the run before
+    was of code that differs from this run's only on the host side (its sources digest is listed in
+    `host_side_only` by the test that calls this, with the reason: an argument check, a producer's added
+    rows; no kernel changed), the same cases in that run. For the tests that hold a page's run-to-run
+    sentences to two runs; span(runs=2) and the drift gate take runs of the same code only."""
+    prev = [previous_row(ds, r) for r in rows]
+    hist = ds.get("history") or []
+    if not any(p is not None for p in prev) and hist and hist[0].get("sources") in host_side_only:
+        chosen = chosen_of(ds["name"])
+        before = {case_key(r, ds["metrics"], chosen): r for r in hist[0]["rows"]}
+        prev = [before.get(case_key(r, ds["metrics"], chosen)) for r in rows]
+    return prev
+
+
 def reference_row(ds: dict, row: dict, metric: str) -> dict | None:
     """The row a ratio `ratio_<x>` divides by: the one row of the same run whose `impl` is `<x>` or ends in
     `_<x>` (ratio_cudnn: impl "sdpa_cudnn", ratio_cublas: "cublas") and whose other parameters all equal
