@@ -1087,6 +1087,27 @@ def test_span_over_two_runs_takes_the_run_before_of_the_same_code(monkeypatch):
         render.span("art/ds", "x", lang="en", runs=2)
 
 
+def test_check_runs_fails_once_a_run_of_the_same_code_is_added(monkeypatch):
+    """check_runs(ds, n): nothing while the dataset holds n runs of its current code (a run of other code,
+    or on another card, does not count); an error naming both counts once it holds another number."""
+    metrics = {"x": {"unit": "s", "noise": 0.05, "fmt": ".1f"}}
+    ds = data.new("art/ds", metrics, [{"case": "a", "x": 2.0}])
+    ds["sources"] = {"scripts/measure/art/ds.py": "0" * 64}
+    ds["provenance"]["gpu"] = "NVIDIA H200"
+    ds["history"] = [{"date": "d", "commit": "c", "sources": "older code", "rows": [{"case": "a", "x": 1.5}]}]
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    assert render.render_page('one run so far.{{ check_runs("art/ds", 1) }}', "en", "p.md").strip() == "one run so far."
+    other_card = {"date": "e", "commit": "d", "sources": data.sources_digest(ds), "gpu": "NVIDIA H100 80GB HBM3"}
+    ds["history"].insert(0, {**other_card, "rows": [{"case": "a", "x": 1.9}]})
+    assert render.check_runs("art/ds", 1, lang="en") == ""  # the same code on another card is no second run
+    ds["history"].insert(0, {"date": "f", "commit": "e", "sources": data.sources_digest(ds), "rows": []})
+    with pytest.raises(data.DataError, match=r"now holds 2 run\(s\) of its current code, where .* says 1"):
+        render.check_runs("art/ds", 1, lang="en")
+    assert render.check_runs("art/ds", 2, lang="zh") == ""
+    with pytest.raises(data.DataError, match="whole number of runs"):
+        render.check_runs("art/ds", 0, lang="en")
+
+
 def test_previous_rows_take_a_host_side_only_run_only_when_listed():
     """previous_rows: the run before of the same code when there is one; otherwise the run before only if
     its sources digest is one the caller lists as host-side only; never a run of other code silently."""

@@ -265,17 +265,23 @@ def gpu_of(ds: dict | None) -> str | None:
     return (ds.get("provenance") or ds).get("gpu") or None
 
 
-def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
-    """The same case in the run `back` entries into the dataset's history (0 = the run before this one),
-    counting only runs of the same code (same sources digest) on the same GPU model, where the entry
-    records one: a run of older code, or on another card, is no second opinion."""
+def same_code_history(ds: dict) -> list[dict]:
+    """The history entries measured with this run's code (same sources digest) on the same GPU model, where
+    the entry records one, newest first: the runs a verdict over two runs may take as a second opinion."""
     digest = sources_digest(ds)
     gpu = gpu_of(ds)
-    hist = [
+    return [
         h
         for h in ds.get("history") or []
         if digest is not None and h.get("sources") == digest and not (gpu and gpu_of(h) and gpu_of(h) != gpu)
     ]
+
+
+def previous_row(ds: dict, row: dict, back: int = 0) -> dict | None:
+    """The same case in the run `back` entries into the dataset's history (0 = the run before this one),
+    counting only runs of the same code (same sources digest) on the same GPU model, where the entry
+    records one: a run of older code, or on another card, is no second opinion."""
+    hist = same_code_history(ds)
     if back >= len(hist):
         return None
     chosen = chosen_of(ds["name"])

@@ -23,10 +23,10 @@ from functools import lru_cache
 import yaml
 
 from . import DATA
-from .data import DataError, figure_noise, load, previous_row
+from .data import DataError, figure_noise, load, previous_row, same_code_history
 
 MARKER = re.compile(
-    r"\{\{\s*(?P<call>(?:table|plot|value|span|noise|provenance|article_cards|glossary|check|verdicts|verdict)\(.*?\))\s*\}\}"
+    r"\{\{\s*(?P<call>(?:table|plot|value|span|noise|provenance|article_cards|glossary|check_runs|check|verdicts|verdict)\(.*?\))\s*\}\}"
 )
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
@@ -800,6 +800,22 @@ def check(
     return ""
 
 
+def check_runs(name: str, runs: int, *, lang: str) -> str:
+    """Renders nothing; fails the build when the dataset no longer holds `runs` runs of its current code
+    (this run and the history entries of the same code on the same card, data.same_code_history): for a
+    sentence that says how many runs back a figure ("one run of this code so far"), which a re-measurement
+    would otherwise leave standing untrue."""
+    if not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
+        raise DataError(f"check_runs(): runs must be a whole number of runs, 1 or more, found {runs!r}")
+    held = 1 + len(same_code_history(load(name)))
+    if held != runs:
+        raise DataError(
+            f"data/{name}.json now holds {held} run(s) of its current code, where the sentence around this "
+            f"check_runs says {runs}: the sentence is stale; rewrite it (and its runs) from the data"
+        )
+    return ""
+
+
 def verdict(name: str, metric: str, where: dict | None = None, ref=1.0, words: list | None = None, *, lang: str) -> str:
     """faster / slower / no measurable difference (or `words`: three label keys), from the figure
     against ref and the figure's noise. For a speed-up ratio (higher is faster) use ref=1.0."""
@@ -854,6 +870,7 @@ def verdicts(
 
 FUNCS = {
     "check": check,
+    "check_runs": check_runs,
     "verdict": verdict,
     "verdicts": verdicts,
     "glossary": glossary,
