@@ -1108,6 +1108,26 @@ def test_check_runs_fails_once_a_run_of_the_same_code_is_added(monkeypatch):
         render.check_runs("art/ds", 0, lang="en")
 
 
+def test_check_stale_follows_the_stale_list(monkeypatch):
+    """check_stale(ds, True) holds while data/stale.yml lists the dataset and fails once it is re-measured
+    (and the reverse for False)."""
+    ds = data.new("art/ds", {"x": {"unit": "s", "noise": 0.05}}, [{"case": "a", "x": 2.0}])
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    listed = {"art/ds": {"en": "the kernel changed", "zh": "内核改了"}}
+    monkeypatch.setattr(render, "stale", lambda: listed)
+    assert render.render_page('older, marked stale{{ check_stale("art/ds", True) }}.', "en", "p.md").strip() == (
+        "older, marked stale."
+    )
+    with pytest.raises(data.DataError, match="is listed in data/stale.yml"):
+        render.check_stale("art/ds", False, lang="en")
+    listed.clear()
+    assert render.check_stale("art/ds", False, lang="zh") == ""
+    with pytest.raises(data.DataError, match="no longer stale"):
+        render.check_stale("art/ds", True, lang="en")
+    with pytest.raises(data.DataError, match="True or False"):
+        render.check_stale("art/ds", 1, lang="en")
+
+
 def test_previous_rows_take_a_host_side_only_run_only_when_listed():
     """previous_rows: the run before of the same code when there is one; otherwise the run before only if
     its sources digest is one the caller lists as host-side only; never a run of other code silently."""

@@ -26,7 +26,7 @@ from . import DATA
 from .data import DataError, figure_noise, load, previous_row, same_code_history
 
 MARKER = re.compile(
-    r"\{\{\s*(?P<call>(?:table|plot|value|span|noise|provenance|article_cards|glossary|check_runs|check|verdicts|verdict)\(.*?\))\s*\}\}"
+    r"\{\{\s*(?P<call>(?:table|plot|value|span|noise|provenance|article_cards|glossary|check_runs|check_stale|check|verdicts|verdict)\(.*?\))\s*\}\}"
 )
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
@@ -816,6 +816,20 @@ def check_runs(name: str, runs: int, *, lang: str) -> str:
     return ""
 
 
+def check_stale(name: str, is_stale: bool, *, lang: str) -> str:
+    """Renders nothing; fails the build when the dataset's place in data/stale.yml (measured with code that
+    has changed since) no longer matches what the sentence around this check says of it."""
+    if not isinstance(is_stale, bool):
+        raise DataError(f"check_stale(): the second argument is True or False, found {is_stale!r}")
+    load(name)  # an unknown dataset is an error here too
+    if (name in stale()) != is_stale:
+        now = "is listed in data/stale.yml" if name in stale() else "is no longer stale (re-measured)"
+        raise DataError(
+            f"data/{name}.json {now}, unlike the sentence around this check_stale: rewrite it from the data"
+        )
+    return ""
+
+
 def verdict(name: str, metric: str, where: dict | None = None, ref=1.0, words: list | None = None, *, lang: str) -> str:
     """faster / slower / no measurable difference (or `words`: three label keys), from the figure
     against ref and the figure's noise. For a speed-up ratio (higher is faster) use ref=1.0."""
@@ -871,6 +885,7 @@ def verdicts(
 FUNCS = {
     "check": check,
     "check_runs": check_runs,
+    "check_stale": check_stale,
     "verdict": verdict,
     "verdicts": verdicts,
     "glossary": glossary,
