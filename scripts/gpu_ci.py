@@ -100,6 +100,8 @@ def run_blocks(junit: Path | None) -> int:
         "gpu_block",
         "-p",
         "no:cacheprovider",
+        "-rA",  # one line per program, passed ones too
+        "--durations=0",  # and each one's wall time: the blocks' budget (BLOCKS_BUDGET_S) is checked against these
     ]
     if junit:
         cmd += [f"--junitxml={junit}"]
