@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -235,6 +236,24 @@ def blocks_section(rc: int | None) -> list[str]:
     return ["## GPU code blocks", "", f"- pytest exit {rc}: {meaning} (test-artifacts/gpu_blocks.xml)", ""]
 
 
+def budget_section(walls: list[tuple[str, float, float]], blocks_s: float | None = None) -> list[str]:
+    """The drift report's lines on wall time: each dataset (name, seconds, its META budget_s) and the GPU
+    code blocks (against BLOCKS_BUDGET_S) that took longer than planned. The plan (`--plan`, `--budget`,
+    `--fit`) is only as good as these budgets, so a run says where they no longer hold; it fails nothing."""
+    over = [f"- {name}: {s:.0f} s against its budget of {b:.0f} s (META budget_s)" for name, s, b in walls if s > b]
+    if blocks_s is not None and blocks_s > BLOCKS_BUDGET_S:
+        over.append(f"- GPU code blocks: {blocks_s:.0f} s against BLOCKS_BUDGET_S = {BLOCKS_BUDGET_S} s")
+    if not walls and blocks_s is None:
+        return []
+    return ["## Wall time against the plan's budgets", "", *(over or ["every part ran within its budget"]), ""]
+
+
+def _wall_of(log_text: str) -> float | None:
+    """The seconds measure() wrote in its log header ("### name (12 s, rc=0)")."""
+    m = re.match(r"### \S+ \((\d+) s, rc=", log_text)
+    return float(m.group(1)) if m else None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="report drift against committed data; exit 1 on drift")
@@ -346,7 +365,7 @@ def main(argv=None) -> int:
     t_start = time.time()
     write = not args.check or args.write
     args.log.parent.mkdir(parents=True, exist_ok=True)
-    drift, failed, status, blocks_rc = [], [], 0, None
+    drift, failed, status, blocks_rc, blocks_s, walls = [], [], 0, None, None, []
     untimed = [d for d in datasets if not d.timed]
     timed_ds = [d for d in datasets if d.timed]
     with tempfile.TemporaryDirectory() as t, open(args.log, "w") as log, ThreadPoolExecutor(max_workers=2) as pool:
@@ -355,7 +374,8 @@ def main(argv=None) -> int:
         if not args.no_blocks:
             t_blocks = time.time()
             rc = blocks_rc = run_blocks(ROOT / "test-artifacts" / "gpu_blocks.xml")
-            print(f"gpu_ci: GPU code blocks done in {time.time() - t_blocks:.0f} s (pytest exit {rc})", flush=True)
+            blocks_s = time.time() - t_blocks
+            print(f"gpu_ci: GPU code blocks done in {blocks_s:.0f} s (pytest exit {rc})", flush=True)
             if rc not in (0, 5):
                 print(f"gpu_ci: GPU code blocks failed (pytest exit {rc})", flush=True)
                 status = 1
@@ -363,6 +383,8 @@ def main(argv=None) -> int:
         def settle(d, result):
             # each dataset is stored as soon as it is measured: a run stopped later keeps what it finished
             new, msg, text = result
+            if _wall_of(text) is not None:
+                walls.append((d.name, _wall_of(text), d.budget_s))
             log.write(text)
             log.flush()
             print(f"  {d.name}: {msg}", flush=True)
@@ -389,6 +411,10 @@ def main(argv=None) -> int:
         lines += ["## Failed (committed data untouched)", "", *[f"- {f}" for f in failed], ""]
         status = 1
     lines += ["## Drift beyond each figure's noise", "", *([f"- {m}" for m in drift] or ["none"]), ""]
+    over = budget_section(walls, blocks_s)
+    lines += over
+    if any(line.startswith("- ") for line in over):
+        print("\nover budget (the plan undercounts them):\n  " + "\n  ".join(x[2:] for x in over if x.startswith("- ")))
     if write:
         close, section = fragile_section()
         lines += section

@@ -1188,6 +1188,20 @@ def test_gpu_ci_report_says_whether_the_gpu_blocks_ran():
     assert "collected" in "\n".join(gpu_ci.blocks_section(2))
 
 
+def test_gpu_ci_report_names_what_ran_over_its_budget():
+    """The plan is only as good as the budgets: a dataset (from measure()'s log header) or the GPU code
+    blocks that took longer than planned are named in the report; within budget, one line says so."""
+    gpu_ci = _gpu_ci()
+    assert gpu_ci._wall_of("### triton_deep_dive/attention (131 s, rc=0)\nout") == 131.0
+    assert gpu_ci._wall_of("no header") is None
+    assert gpu_ci.budget_section([]) == []
+    ok = "\n".join(gpu_ci.budget_section([("a/b", 30.0, 34.0)], blocks_s=100.0))
+    assert "every part ran within its budget" in ok
+    over = "\n".join(gpu_ci.budget_section([("a/b", 40.0, 34.0), ("c/d", 5.0, 10.0)], blocks_s=300.0))
+    assert "a/b: 40 s against its budget of 34 s" in over and "c/d" not in over
+    assert f"GPU code blocks: 300 s against BLOCKS_BUDGET_S = {gpu_ci.BLOCKS_BUDGET_S} s" in over
+
+
 def test_gpu_ci_unknown_dataset_is_one_clear_line():
     p = _gpu_ci_cli("--only", "nope/nothing", "--plan")
     assert p.returncode != 0 and "unknown dataset 'nope/nothing'" in p.stderr
