@@ -7,6 +7,7 @@ dataset whose META names another card (gpu) runs only with --only, on that card.
     python scripts/gpu_ci.py --check --write --tier weekly  # every GPU dataset of the site's card; write even if something drifted
     python scripts/gpu_ci.py --only foundation/ceilings --no-blocks
     python scripts/gpu_ci.py --tier nightly --plan     # print the plan and its budget, run nothing
+    python scripts/gpu_ci.py --blocks-only             # the GPU code blocks alone, on any CUDA GPU (an H100 too)
     python scripts/gpu_ci.py --check --write --no-blocks --stale --fit 540
         # re-measure the GPU datasets data/stale.yml lists, as many as fit 540 s; run again for the rest
 
@@ -263,6 +264,12 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--no-blocks", action="store_true", help="skip running the GPU-marked code blocks")
     ap.add_argument(
+        "--blocks-only",
+        action="store_true",
+        help="run only the GPU-marked code blocks, no dataset: on any CUDA GPU (they check what a reader's copy "
+        "runs and prints, not a measurement of the site's card)",
+    )
+    ap.add_argument(
         "--stale", action="store_true", help="the GPU datasets older than their code (what data/stale.yml lists)"
     )
     ap.add_argument(
@@ -297,8 +304,15 @@ def main(argv=None) -> int:
     ap.add_argument("--report", type=Path, default=ROOT / "test-artifacts" / "drift.md", help="drift report (Markdown)")
     args = ap.parse_args(argv)
 
+    if args.blocks_only and (args.only or args.stale or args.no_blocks or args.fit is not None or args.new_gpu):
+        print(
+            "gpu_ci: --blocks-only runs the GPU code blocks and no dataset; it takes none of --only, --stale, "
+            "--fit, --no-blocks or --new-gpu",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        datasets = chosen_datasets(args)
+        datasets = [] if args.blocks_only else chosen_datasets(args)
     except registry.RegistryError as e:
         print(f"gpu_ci: {e}", file=sys.stderr)
         return 2
@@ -309,13 +323,13 @@ def main(argv=None) -> int:
         datasets, left = fit(datasets, args.fit, not args.no_blocks)
         if left:
             print(f"gpu_ci: left for a later run (over --fit {args.fit} s): {', '.join(d.name for d in left)}")
-    if not datasets:
+    if not datasets and not args.blocks_only:
         none_stale = args.stale and not elsewhere
         print("gpu_ci: no dataset chosen" + (" (none is stale)" if none_stale else ""), flush=True)
         return 0
     timed, beside, wall = plan_seconds(datasets, not args.no_blocks)
     print(
-        f"gpu_ci: {len(datasets)} datasets; planned {wall} s = {timed} s timed one at a time + {beside} s of "
+        f"gpu_ci: {len(datasets)} datasets{' (GPU code blocks only)' if args.blocks_only else ''}; planned {wall} s = {timed} s timed one at a time + {beside} s of "
         f"code blocks and untimed datasets side by side",
         flush=True,
     )

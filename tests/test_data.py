@@ -1202,6 +1202,18 @@ def test_gpu_ci_report_names_what_ran_over_its_budget():
     assert f"GPU code blocks: 300 s against BLOCKS_BUDGET_S = {gpu_ci.BLOCKS_BUDGET_S} s" in over
 
 
+def test_gpu_ci_blocks_only_plans_the_blocks_and_no_dataset():
+    """--blocks-only: the GPU code blocks on any CUDA GPU (no dataset, so no card check); it refuses the
+    options that choose datasets, in one line."""
+    p = _gpu_ci_cli("--blocks-only", "--plan")
+    assert p.returncode == 0 and "0 datasets (GPU code blocks only)" in p.stdout, p.stdout + p.stderr
+    assert f"+ {_gpu_ci().BLOCKS_BUDGET_S} s of code blocks" in p.stdout
+    for extra in (["--stale"], ["--only", "triton_deep_dive/attention"], ["--no-blocks"], ["--fit", "100"]):
+        p = _gpu_ci_cli("--blocks-only", *extra, "--plan")
+        assert p.returncode == 2 and "--blocks-only runs the GPU code blocks and no dataset" in p.stderr, extra
+        assert len(p.stderr.strip().splitlines()) == 1
+
+
 def test_gpu_ci_unknown_dataset_is_one_clear_line():
     p = _gpu_ci_cli("--only", "nope/nothing", "--plan")
     assert p.returncode != 0 and "unknown dataset 'nope/nothing'" in p.stderr
