@@ -12,6 +12,7 @@ import blockstats  # noqa: E402
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu_block: a code block that needs a CUDA GPU (selected by scripts/gpu_ci.py)")
+    config.addinivalue_line("markers", "weekly_block: a long GPU code block, left out of the nightly GPU CI")
     config.addinivalue_line("markers", "browser: drives headless Chromium against the built site")
 
 

@@ -8,6 +8,7 @@ files). Without a CUDA GPU, Triton blocks run through the interpreter
 
 Marks, as HTML comments before a block (pytest-codeblocks syntax):
   <!--pytest.mark.gpu-->                     needs a CUDA GPU
+  <!--pytest.mark.weekly-->                  a long GPU block: the GPU CI's weekly tier runs it, not the nightly
   <!--pytest.mark.needs("nvcc", "mpirun")--> needs tools (tests/needs.py)
   <!--pytest.mark.display("why")-->          shown, not run here (the reason is counted)
   <!--pytest.mark.checked_by("tests/x.py")--> run or compiled by that test file
@@ -54,7 +55,12 @@ for _b in BLOCKS:
 
 
 def _param(b):
-    marks = [pytest.mark.gpu_block] if ("gpu" in b.marks or "gpu" in b.marks.get("needs", ())) else []
+    gpu = "gpu" in b.marks or "gpu" in b.marks.get("needs", ())
+    if "weekly" in b.marks and not gpu:
+        raise ValueError(f"{b.id}: the weekly mark chooses a GPU CI tier; this block is not GPU-marked")
+    marks = [pytest.mark.gpu_block] if gpu else []
+    if "weekly" in b.marks:
+        marks.append(pytest.mark.weekly_block)
     return pytest.param(b, id=b.id, marks=marks)
 
 

@@ -236,7 +236,7 @@ def test_readme_states_the_weekly_plan_gpu_ci_makes():
 
     weekly = gpu_ci.chosen_datasets(argparse.Namespace(only=None, stale=False, tier="weekly"))
     assert weekly == [d for d in DATASETS if d.needs == "gpu" and not d.gpu and d.tier in ("nightly", "weekly")]
-    wall = gpu_ci.plan_seconds(weekly, blocks=True)[2]
+    wall = gpu_ci.plan_seconds(weekly, blocks="weekly")[2]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     m = re.search(r"The weekly tier \(every GPU dataset of the H200\) plans ([\d,]+) s \((\d+) minutes", readme)
     assert m, "README.md no longer states the weekly plan"
@@ -258,10 +258,37 @@ def test_gpu_ci_nightly_plan_fits_eight_minutes():
     import gpu_ci
 
     nightly = gpu_ci.chosen_datasets(argparse.Namespace(only=None, stale=False, tier="nightly"))
-    timed, beside, wall = gpu_ci.plan_seconds(nightly, blocks=True)
+    timed, beside, wall = gpu_ci.plan_seconds(nightly, blocks="nightly")
     assert wall <= 480, f"nightly plan {wall} s (timed {timed} s + {beside} s side by side) exceeds 480 s"
     p = _gpu_ci_cli("--tier", "nightly", "--budget", "10")
     assert p.returncode == 2 and "over the budget of 10 s" in p.stderr
+    p = _gpu_ci_cli("--tier", "nightly", "--plan")
+    assert f"+ {gpu_ci.BLOCKS_BUDGET_S['nightly']} s of code blocks (nightly tier)" in p.stdout, p.stdout
+
+
+def test_gpu_ci_nightly_blocks_leave_out_the_weekly_marked_ones():
+    """The nightly tier runs the GPU blocks but the ones marked weekly (pytest -m on the marks that
+    tests/test_codeblocks.py gives each block); every other run, all of them. A weekly mark on a block the
+    CPU CI runs would choose nothing, so test_codeblocks refuses it."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gpu_ci
+    from sitekit.pages import all_blocks
+
+    assert gpu_ci.BLOCKS_MARKER == {"nightly": "gpu_block and not weekly_block", "weekly": "gpu_block"}
+    ns = argparse.Namespace
+    assert gpu_ci.blocks_tier(ns(no_blocks=False, tier="nightly", only=None, blocks_only=False)) == "nightly"
+    assert gpu_ci.blocks_tier(ns(no_blocks=False, tier="nightly", only=["a/b"], blocks_only=False)) == "weekly"
+    assert gpu_ci.blocks_tier(ns(no_blocks=False, tier="all", only=None, blocks_only=False)) == "weekly"
+    assert gpu_ci.blocks_tier(ns(no_blocks=True, tier="nightly", only=None, blocks_only=False)) is None
+    weekly = [b for b in all_blocks() if "weekly" in b.marks]
+    # the three that BLOCKS_BUDGET_S's comment names, on both languages' pages
+    assert sorted(b.id.split("#")[0] for b in weekly) == sorted(
+        f"{lang}/{page}.md"
+        for lang in ("en", "zh")
+        for page in ("cuda-compilation-pipeline", "pytorch-compile-stack", "triton-deep-dive")
+    )
+    assert all("gpu" in b.marks or "gpu" in b.marks.get("needs", ()) for b in weekly)
+    assert gpu_ci.BLOCKS_BUDGET_S["nightly"] < gpu_ci.BLOCKS_BUDGET_S["weekly"]
 
 
 def test_gpu_ci_stale_chooses_what_stale_yml_lists_and_fit_splits_it_across_runs():
@@ -279,10 +306,10 @@ def test_gpu_ci_stale_chooses_what_stale_yml_lists_and_fit_splits_it_across_runs
     assert listed == stale_gpu
     by = {d.name: d for d in DATASETS}
     ds = [by["how_ai_compilers_work/dram_check"], by["triton_deep_dive/cavity"], by["how_ai_compilers_work/fusion"]]
-    kept, left = gpu_ci.fit(ds, by["how_ai_compilers_work/dram_check"].budget_s + 5, blocks=False)
+    kept, left = gpu_ci.fit(ds, by["how_ai_compilers_work/dram_check"].budget_s + 5, blocks=None)
     assert [d.name for d in left] == ["triton_deep_dive/cavity", "how_ai_compilers_work/fusion"]  # 10 s, 15 s over
-    assert gpu_ci.plan_seconds(kept, blocks=False)[2] <= by["how_ai_compilers_work/dram_check"].budget_s + 5
-    kept, left = gpu_ci.fit(ds, 10, blocks=False)
+    assert gpu_ci.plan_seconds(kept, blocks=None)[2] <= by["how_ai_compilers_work/dram_check"].budget_s + 5
+    kept, left = gpu_ci.fit(ds, 10, blocks=None)
     assert [d.name for d in kept] == ["triton_deep_dive/cavity"]  # too big ones skipped, a later small one kept
     p = _gpu_ci_cli("--stale", "--only", "foundation/ceilings", "--plan")
     assert p.returncode == 2 and "give one" in p.stderr
@@ -1195,11 +1222,14 @@ def test_gpu_ci_report_names_what_ran_over_its_budget():
     assert gpu_ci._wall_of("### triton_deep_dive/attention (131 s, rc=0)\nout") == 131.0
     assert gpu_ci._wall_of("no header") is None
     assert gpu_ci.budget_section([]) == []
-    ok = "\n".join(gpu_ci.budget_section([("a/b", 30.0, 34.0)], blocks_s=100.0))
+    ok = "\n".join(gpu_ci.budget_section([("a/b", 30.0, 34.0)], blocks_s=100.0, blocks="nightly"))
     assert "every part ran within its budget" in ok
     over = "\n".join(gpu_ci.budget_section([("a/b", 40.0, 34.0), ("c/d", 5.0, 10.0)], blocks_s=300.0))
     assert "a/b: 40 s against its budget of 34 s" in over and "c/d" not in over
-    assert f"GPU code blocks: 300 s against BLOCKS_BUDGET_S = {gpu_ci.BLOCKS_BUDGET_S} s" in over
+    assert "GPU code blocks" not in over  # 300 s is within the weekly blocks' budget
+    over = "\n".join(gpu_ci.budget_section([], blocks_s=300.0, blocks="nightly"))
+    budget = gpu_ci.BLOCKS_BUDGET_S["nightly"]
+    assert f"GPU code blocks (nightly): 300 s against BLOCKS_BUDGET_S['nightly'] = {budget} s" in over
 
 
 def test_gpu_ci_blocks_only_plans_the_blocks_and_no_dataset():
@@ -1207,7 +1237,7 @@ def test_gpu_ci_blocks_only_plans_the_blocks_and_no_dataset():
     options that choose datasets, in one line."""
     p = _gpu_ci_cli("--blocks-only", "--plan")
     assert p.returncode == 0 and "0 datasets (GPU code blocks only)" in p.stdout, p.stdout + p.stderr
-    assert f"+ {_gpu_ci().BLOCKS_BUDGET_S} s of code blocks" in p.stdout
+    assert f"+ {_gpu_ci().BLOCKS_BUDGET_S['weekly']} s of code blocks (weekly tier)" in p.stdout
     for extra in (["--stale"], ["--only", "triton_deep_dive/attention"], ["--no-blocks"], ["--fit", "100"]):
         p = _gpu_ci_cli("--blocks-only", *extra, "--plan")
         assert p.returncode == 2 and "--blocks-only runs the GPU code blocks and no dataset" in p.stderr, extra
