@@ -772,6 +772,62 @@ else:
     assert "refused: read_sum_kernel BLOCK=8192: block 3 sums to 0.0" in r.stdout, r.stdout
 
 
+def test_persistent_read_checks_every_program():
+    """weight_read_h100's persistent read (_weight_read.py) is checked program by program before it is timed:
+    on a ragged length, with several settings, the interpreted kernel passes, and one launched on one program
+    fewer (so a stretch of tiles is never read) is refused, naming the program whose sum is off."""
+    code = """
+import torch
+from measure.triton_kernel_practice import _weight_read as wr
+
+torch.manual_seed(0)
+t = torch.randn(5 * 1024 + 77, dtype=torch.float16)
+for programs, block, unroll, warps in ((3, 256, 2, 4), (2, 128, 4, 4), (7, 64, 1, 1)):
+    got = wr.persistent_call(t, programs, block, unroll, warps)().sum().item()
+    assert abs(got - t.float().sum().item()) < 1e-2, (programs, block, unroll, got)
+orig = wr.read_persistent
+
+
+class OneFewer:
+    def __getitem__(self, grid):
+        def launch(flat, out, n, **kw):
+            out.zero_()
+            orig[(grid[0] - 1,)](flat, out, n, **kw)
+        return launch
+
+
+wr.read_persistent = OneFewer()
+try:
+    wr.persistent_call(t, 3, 256, 2, 4)
+except RuntimeError as e:
+    print("refused:", e)
+else:
+    raise SystemExit("a launch that left a program's tiles unread passed the check")
+"""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "scripts")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "refused: read_persistent 3 programs, BLOCK=256, UNROLL=2: program 2 sums to 0.0" in r.stdout, r.stdout
+
+
+def test_fixed_cost_fit():
+    """_weight_read.fit_line recovers t = fixed + bytes / bandwidth from exact points, and refuses what no line
+    can be fitted to (one size) or what no bandwidth explains (time falling with size)."""
+    from measure.triton_kernel_practice import _weight_read as wr
+
+    pts = [(b, 4e-6 + b / 3e12) for b in (32 * 2**20, 86 * 2**20, 128 * 2**20, 2**30)]
+    fixed, bw = wr.fit_line(pts)
+    assert fixed == pytest.approx(4e-6, rel=1e-6) and bw == pytest.approx(3e12, rel=1e-6)
+    with pytest.raises(ValueError, match="two or more sizes"):
+        wr.fit_line([(2**20, 1e-5), (2**20, 2e-5)])
+    with pytest.raises(ValueError, match="does not grow with size"):
+        wr.fit_line([(2**20, 2e-5), (2**21, 1e-5)])
+    with pytest.raises(ValueError, match="contiguous"):
+        import torch
+
+        wr.persistent_call(torch.zeros(8, 8).t(), 1, 16, 1, 1)
+
+
 def test_sweep_proposal_is_what_the_tie_tests_accept(capsys):
     """inference_sweep.py --propose prints, for a sweep file, the table linear.py should hold: for every cell
     its fastest Triton setting, in the keys linear_splitk takes. On the committed sweep that table passes the
