@@ -735,79 +735,76 @@ def _assert_table_is_the_sweeps_fastest(sweep, config_of, keys, col):
         assert chosen[0][col] >= (1 - bound) * best[col], (M, N, K, chosen[0]["config"], best["config"])
 
 
+# For the two read checks below: a kernel wrapper that launches the kernel on one program fewer than the grid
+# asks, after zeroing the output, so the last program's sum is 0 and its share of the input is never read.
+_ONE_FEWER = """
+import torch
+
+
+class OneFewer:
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        def launch(flat, out, n, **kw):
+            out.zero_()
+            self.kernel[(grid[0] - 1,)](flat, out, n, **kw)
+        return launch
+
+
+torch.manual_seed(0)
+"""
+
+
+def _interpreted(code: str) -> str:
+    """Run `code` (after _ONE_FEWER) in Triton's interpreter; its stdout."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "scripts")}
+    r = subprocess.run([sys.executable, "-c", _ONE_FEWER + code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
 def test_read_reference_checks_every_block():
     """inference_gemm's read of the weight (_read.py) is checked block by block before it is timed: on a
     ragged length the interpreted kernel passes, and one that skips its last block is refused (a check of
     the total alone let such a kernel through)."""
-    code = """
-import torch
+    out = _interpreted("""
 from measure.triton_kernel_practice import _read
 
-torch.manual_seed(0)
 t = torch.randn(3 * 8192 + 77, dtype=torch.float16)
 for label, call in _read.read_calls(t).items():
     assert abs(call().sum().item() - t.float().sum().item()) < 1e-2, label
-orig = _read.read_sum_kernel
-
-
-class SkipLast:
-    def __getitem__(self, grid):
-        def launch(flat, out, n, **kw):
-            out.zero_()
-            orig[(grid[0] - 1,)](flat, out, n, **kw)
-        return launch
-
-
-_read.read_sum_kernel = SkipLast()
+_read.read_sum_kernel = OneFewer(_read.read_sum_kernel)
 try:
     _read.read_calls(t)
 except RuntimeError as e:
     print("refused:", e)
 else:
     raise SystemExit("a kernel that skipped its last block passed the check")
-"""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "scripts")}
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert "refused: read_sum_kernel BLOCK=8192: block 3 sums to 0.0" in r.stdout, r.stdout
+""")
+    assert "refused: read_sum_kernel BLOCK=8192: block 3 sums to 0.0" in out, out
 
 
 def test_persistent_read_checks_every_program():
     """weight_read_h100's persistent read (_weight_read.py) is checked program by program before it is timed:
     on a ragged length, with several settings, the interpreted kernel passes, and one launched on one program
     fewer (so a stretch of tiles is never read) is refused, naming the program whose sum is off."""
-    code = """
-import torch
+    out = _interpreted("""
 from measure.triton_kernel_practice import _weight_read as wr
 
-torch.manual_seed(0)
 t = torch.randn(5 * 1024 + 77, dtype=torch.float16)
 for programs, block, unroll, warps in ((3, 256, 2, 4), (2, 128, 4, 4), (7, 64, 1, 1)):
     got = wr.persistent_call(t, programs, block, unroll, warps)().sum().item()
     assert abs(got - t.float().sum().item()) < 1e-2, (programs, block, unroll, got)
-orig = wr.read_persistent
-
-
-class OneFewer:
-    def __getitem__(self, grid):
-        def launch(flat, out, n, **kw):
-            out.zero_()
-            orig[(grid[0] - 1,)](flat, out, n, **kw)
-        return launch
-
-
-wr.read_persistent = OneFewer()
+wr.read_persistent = OneFewer(wr.read_persistent)
 try:
     wr.persistent_call(t, 3, 256, 2, 4)
 except RuntimeError as e:
     print("refused:", e)
 else:
     raise SystemExit("a launch that left a program's tiles unread passed the check")
-"""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "scripts")}
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert "refused: read_persistent 3 programs, BLOCK=256, UNROLL=2: program 2 sums to 0.0" in r.stdout, r.stdout
+""")
+    assert "refused: read_persistent 3 programs, BLOCK=256, UNROLL=2: program 2 sums to 0.0" in out, out
 
 
 def test_fixed_cost_fit():
