@@ -1098,6 +1098,30 @@ def test_span_marker_renders_the_range_of_the_matching_rows(monkeypatch):
     assert render.span("art/ds", "x", kind="t", lang="en") == "2.0"
 
 
+def test_difference_marker_renders_one_row_less_another(monkeypatch):
+    """difference() renders a derived figure from two rows, in the metric's format; each side must select
+    exactly one row with a number."""
+    ds = data.new(
+        "art/ds",
+        {"us": {"unit": "µs", "noise": 0.1, "fmt": ".1f"}},
+        [{"case": "a", "state": "dirty", "us": 19.23}, {"case": "a", "state": "clean", "us": 15.14}],
+    )
+    monkeypatch.setattr(render, "load", lambda name: ds)
+    src = 'difference("art/ds", "us", {"case": "a", "state": "dirty"}, {"case": "a", "state": "clean"})'
+    assert render.render_marker(src, "en") == "4.1"
+    assert render.render_page("adds {{ " + src + " }} µs", "en", "p.md").strip() == "adds 4.1 µs"
+    for name in render.FUNCS:  # a marker function the page pattern does not know would be left as text
+        assert render.MARKER.fullmatch("{{ %s(1) }}" % name), name
+    assert (
+        render.render_marker(src.replace('"dirty"}, {', '"clean"}, {').replace('"clean"})', '"dirty"})'), "en")
+        == "-4.1"
+    )
+    with pytest.raises(data.DataError, match="exactly one row, 2 match"):
+        render.difference("art/ds", "us", {"case": "a"}, {"state": "clean"}, lang="en")
+    with pytest.raises(data.DataError, match="no row matches"):
+        render.difference("art/ds", "us", {"case": "a", "state": "dirty"}, {"case": "b"}, lang="en")
+
+
 def test_span_over_two_runs_takes_the_run_before_of_the_same_code(monkeypatch):
     """span(..., runs=2) ranges over the matching rows of this run and of the run before it; a history
     without that run (or of other code) is an error, not a silently narrower range."""

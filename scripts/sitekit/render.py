@@ -26,7 +26,7 @@ from . import DATA
 from .data import DataError, figure_noise, load, previous_row, same_code_history
 
 MARKER = re.compile(
-    r"\{\{\s*(?P<call>(?:table|plot|value|span|noise|provenance|article_cards|glossary|check_runs|check_stale|check|verdicts|verdict)\(.*?\))\s*\}\}"
+    r"\{\{\s*(?P<call>(?:table|plot|value|span|difference|noise|provenance|article_cards|glossary|check_runs|check_stale|check|verdicts|verdict)\(.*?\))\s*\}\}"
 )
 
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
@@ -508,6 +508,15 @@ def span(name: str, metric: str, *, lang: str, runs: int = 1, **where) -> str:
     return lo if lo == hi else f"{lo}–{hi}"  # "0.69", not "0.69–0.69", where the rows agree to the shown digits
 
 
+def difference(name: str, metric: str, where: dict, minus: dict, *, lang: str) -> str:
+    """One row's figure less another's, formatted as the metric is ("the flush adds 4.1 µs"): a derived
+    figure rendered from the data rather than worked out by hand. It states a quantity, not a comparison;
+    a sentence that compares it with something else needs its own check."""
+    ds, _, a = _one_row(name, metric, where)
+    _, _, b = _one_row(name, metric, minus)
+    return fmt_value(ds, metric, a - b, lang)
+
+
 def provenance(name: str, *, lang: str) -> str:
     return provenance_line(load(name), lang)
 
@@ -893,6 +902,7 @@ FUNCS = {
     "plot": plot,
     "value": value,
     "span": span,
+    "difference": difference,
     "noise": noise,
     "provenance": provenance,
     "article_cards": article_cards,
