@@ -1112,6 +1112,8 @@ def test_difference_marker_renders_one_row_less_another(monkeypatch):
     assert render.render_page("adds {{ " + src + " }} µs", "en", "p.md").strip() == "adds 4.1 µs"
     for name in render.FUNCS:  # a marker function the page pattern does not know would be left as text
         assert render.MARKER.fullmatch("{{ %s(1) }}" % name), name
+    with pytest.raises(data.DataError, match="unknown data marker"):
+        render.render_page('{{ diff("art/ds", "us") }}', "en", "p.md")
     assert (
         render.render_marker(src.replace('"dirty"}, {', '"clean"}, {').replace('"clean"})', '"dirty"})'), "en")
         == "-4.1"

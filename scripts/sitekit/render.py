@@ -29,6 +29,8 @@ MARKER = re.compile(
     r"\{\{\s*(?P<call>(?:table|plot|value|span|difference|noise|provenance|article_cards|glossary|check_runs|check_stale|check|verdicts|verdict)\(.*?\))\s*\}\}"
 )
 
+UNKNOWN_MARKER = re.compile(r"\{\{\s*[A-Za-z_]\w*\(")  # what is left of a marker after MARKER.sub
+
 PALETTE = ["#e8710a", "#1a73e8", "#0f9d58", "#d01884", "#9334e6", "#12b5cb", "#b06000", "#5f6368"]
 
 
@@ -953,4 +955,8 @@ def render_page(markdown: str, lang: str, page_path: str) -> str:
         except (DataError, TypeError, SyntaxError) as e:
             raise DataError(f"{page_path}: {m.group(0)}: {e}") from None
 
-    return MARKER.sub(sub, markdown)
+    out = MARKER.sub(sub, markdown)
+    left = UNKNOWN_MARKER.search(out)
+    if left:  # a call the pattern does not name would otherwise reach the reader as text
+        raise DataError(f"{page_path}: unknown data marker {left.group(0)}...; markers are {', '.join(sorted(FUNCS))}")
+    return out
